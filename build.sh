@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The one entry point of mediaupload.
+#   ./build.sh          build dist/ and print the wasm's size against its budget
+#   ./build.sh test     install what the tests need, then run every test
+#   ./build.sh serve    build dist/, then run the demo server (flags are passed on)
+#   ./build.sh bench    build dist/, then print the browser throughput and memory figures
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+export PATH="$(go env GOPATH)/bin:$PATH"
+
+log() { printf '\n== %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# --- installing what the tests need (CI and a new machine start bare) ----------------------
+need_chromium() {
+	[ -x /usr/bin/chromium ] && return
+	log "installing chromium (Debian package)"
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+}
+need_wasmbrowsertest() {
+	command -v wasmbrowsertest >/dev/null && return
+	log "installing wasmbrowsertest"
+	go install github.com/agnivade/wasmbrowsertest@v0.11.0
+}
+need_npm() {
+	if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+		log "npm ci"
+		npm ci --no-audit --no-fund --loglevel=error
+	fi
+}
+
+# --- dist/ ---------------------------------------------------------------------------------
+WASM_RAW_BUDGET=2600000
+WASM_GZ_BUDGET=760000
+build() {
+	log "building dist/"
+	rm -rf dist && mkdir -p dist
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o dist/mediaupload.wasm ./wasm
+	cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" dist/
+	cp web/mediaupload.js web/mediaupload.d.ts web/package.json dist/
+	node web/tools/build-classic.mjs web/mediaupload.js dist/mediaupload.classic.js
+	size_report
+}
+size_report() {
+	local raw gz
+	raw=$(stat -c %s dist/mediaupload.wasm)
+	gz=$(gzip -9 -c dist/mediaupload.wasm | wc -c)
+	printf 'wasm size: %d bytes raw (budget %d), %d bytes gzip -9 (budget %d)\n' \
+		"$raw" "$WASM_RAW_BUDGET" "$gz" "$WASM_GZ_BUDGET"
+	if [ "$raw" -gt "$WASM_RAW_BUDGET" ] || [ "$gz" -gt "$WASM_GZ_BUDGET" ]; then
+		echo "wasm size over budget" >&2
+		return 1
+	fi
+}
+
+# --- tests ---------------------------------------------------------------------------------
+test_static() {
+	log "gofmt, go vet"
+	local bad
+	bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
+	if [ -n "$bad" ]; then echo "gofmt would change: $bad" >&2; return 1; fi
+	go vet ./core/... ./web/...
+	GOOS=js GOARCH=wasm go vet ./jsbridge/... ./wasm/...
+}
+test_native() {
+	log "native Go tests (core, servers)"
+	go test -count=1 -timeout 10m ./core/... ./web/...
+	log "fuzzing the header parsers briefly"
+	local f
+	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation; do
+		go test -run '^$' -fuzz "^$f\$" -fuzztime 5s ./core >/dev/null
+		echo "fuzz $f: ok"
+	done
+}
+# Starts the reference server in the background; sets REF_PID, MEDIAUPLOAD_REF_URL, _ALT_URL.
+start_refserver() {
+	go build -o "$TESTTMP/refserver" ./web/cmd/refserver
+	export MEDIAUPLOAD_REFSERVER="$TESTTMP/refserver"
+	"$TESTTMP/refserver" -addr 127.0.0.1:0 -alt-addr 127.0.0.1:0 >"$TESTTMP/ref.json" &
+	REF_PID=$!
+	for _ in $(seq 100); do [ -s "$TESTTMP/ref.json" ] && break; sleep 0.1; done
+	MEDIAUPLOAD_REF_URL=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).url)' "$TESTTMP/ref.json")
+	MEDIAUPLOAD_REF_ALT_URL=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).altURL)' "$TESTTMP/ref.json")
+	export MEDIAUPLOAD_REF_URL MEDIAUPLOAD_REF_ALT_URL
+}
+test_wasm() {
+	log "wasm tests in headless Chromium (wasmbrowsertest)"
+	start_refserver
+	# wasmbrowsertest prints harmless "unknown IPAddressSpace value: Loopback" lines.
+	GOOS=js GOARCH=wasm go test -count=1 -timeout 3m -exec wasmbrowsertest ./jsbridge/... ./wasm/... 2>&1 |
+		grep -v 'unknown IPAddressSpace value' || { kill "$REF_PID" 2>/dev/null; return 1; }
+	kill "$REF_PID" 2>/dev/null || true
+}
+test_browser() {
+	log "browser tests of dist/ (playwright-core, headless Chromium)"
+	go build -o "$TESTTMP/refserver" ./web/cmd/refserver
+	go build -o "$TESTTMP/serve" ./web/cmd/serve
+	MEDIAUPLOAD_REFSERVER="$TESTTMP/refserver" MEDIAUPLOAD_SERVE="$TESTTMP/serve" \
+		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 web/test/
+	log "tsc --noEmit over the typed example"
+	npx tsc --noEmit -p web/test/types
+}
+run_tests() {
+	need_chromium
+	need_wasmbrowsertest
+	need_npm
+	TESTTMP=$(mktemp -d)
+	export TMPDIR="$TESTTMP" # Chromium leaves profiles behind: keep them in one place
+	trap 'rm -rf "$TESTTMP"' EXIT
+	test_static
+	test_native
+	build
+	test_wasm
+	test_browser
+	log "all tests passed"
+}
+
+case "${1:-build}" in
+build) build ;;
+test) run_tests ;;
+serve)
+	shift
+	build
+	exec go run ./web/cmd/serve -dist dist "$@"
+	;;
+bench)
+	need_chromium
+	need_npm
+	build
+	node web/test/bench.mjs
+	;;
+*)
+	echo "usage: ./build.sh [build|test|serve|bench]" >&2
+	exit 2
+	;;
+esac

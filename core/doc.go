@@ -1,0 +1,20 @@
+// Package core is the media upload protocol of shared/PROTOCOL.md sections 1–5 and nothing
+// else: it decides which request comes next, what an answer means, whether and when to retry,
+// and how far the upload has got. It never touches the network itself.
+//
+// The world is seen through three small interfaces it owns:
+//
+//   - [Transport] sends one [Request] and returns one [Response] (jsbridge implements it over
+//     the browser's fetch, core/httptransport over net/http);
+//   - [Source] hands out the bytes of the upload as [Piece] values, which a transport sends
+//     without core ever reading them (a Blob slice in the browser);
+//   - time, through the time package and a context (tests fake it with testing/synctest).
+//
+// The pure decisions live in small files: range.go (the Range, Content-Range and Location
+// headers), retry.go (which failures are retried and after how long), multipart.go (the
+// multipart/related body), progress.go (loaded, confirmed and the smoothed rate). upload.go is
+// the one driver loop that owns sleeping, pausing and cancellation.
+//
+// The package must stay small when compiled to WebAssembly: it imports neither fmt, net/url,
+// net/http, encoding/json nor mime/multipart (imports_test.go enforces this).
+package core

@@ -1,0 +1,130 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// ex is one scripted exchange: what the client must send, and what the "server" answers.
+type ex struct {
+	method string // wanted method; "" means PUT
+	url    string // wanted URL; "" means not checked
+	cr     string // wanted Content-Range; "-" means none
+	n      int64  // wanted body length; -1 means not checked
+
+	status int    // the answer's status
+	rng    string // the answer's Range header
+	hdr    Header // more answer headers
+	body   string // the answer's body
+	drop   bool   // no answer at all: a lost connection
+
+	check func(t *testing.T, r *Request) // more checks of the request
+}
+
+// script is a fake Transport that plays a list of exchanges and fails the test on any
+// request it did not expect.
+type script struct {
+	t    *testing.T
+	exs  []ex
+	i    int
+	reqs []*Request
+}
+
+var errDropped = errors.New("connection reset by peer")
+
+func (s *script) Do(ctx context.Context, r *Request) (*Response, error) {
+	s.t.Helper()
+	s.reqs = append(s.reqs, r)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.i >= len(s.exs) {
+		s.t.Fatalf("unexpected request %d: %s %s %q", s.i, r.Method, r.URL, r.Header.Get("Content-Range"))
+	}
+	e := s.exs[s.i]
+	s.i++
+	method := e.method
+	if method == "" {
+		method = "PUT"
+	}
+	if r.Method != method {
+		s.t.Errorf("request %d: method %s, want %s", s.i-1, r.Method, method)
+	}
+	if e.url != "" && r.URL != e.url {
+		s.t.Errorf("request %d: url %s, want %s", s.i-1, r.URL, e.url)
+	}
+	if cr := r.Header.Get("Content-Range"); e.cr != "" && (cr != e.cr && !(e.cr == "-" && cr == "")) {
+		s.t.Errorf("request %d: Content-Range %q, want %q", s.i-1, cr, e.cr)
+	}
+	if e.n >= 0 && r.ContentLength() != e.n {
+		s.t.Errorf("request %d: body length %d, want %d", s.i-1, r.ContentLength(), e.n)
+	}
+	if e.check != nil {
+		e.check(s.t, r)
+	}
+	if e.drop {
+		return nil, errDropped
+	}
+	h := e.hdr.Clone()
+	if e.rng != "" {
+		h.Set("Range", e.rng)
+	}
+	return &Response{Status: e.status, Header: h, Body: []byte(e.body)}, nil
+}
+
+func (s *script) done() {
+	s.t.Helper()
+	if s.i != len(s.exs) {
+		s.t.Errorf("%d of %d scripted exchanges used", s.i, len(s.exs))
+	}
+}
+
+// memSource is a Source over bytes; unknown hides its size.
+type memSource struct {
+	data    []byte
+	unknown bool
+}
+
+func (m *memSource) Size() int64 {
+	if m.unknown {
+		return -1
+	}
+	return int64(len(m.data))
+}
+
+func (m *memSource) Slice(start, end int64) (Piece, error) {
+	end = min(end, int64(len(m.data)))
+	if start > end {
+		return Bytes(nil), nil
+	}
+	return Bytes(m.data[start:end]), nil
+}
+
+func data(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + i>>8)
+	}
+	return b
+}
+
+// Helpers for the scripts: the answers a session start and a chunk get.
+const (
+	testURL     = "https://up.example.com/upload/storage/v1/b/bkt/o?name=x"
+	testSession = "https://up.example.com/upload/storage/v1/b/bkt/o?name=x&uploadType=resumable&upload_id=S1"
+)
+
+func start() ex {
+	return ex{method: "POST", n: -1, status: 200, hdr: Header{"location": testSession}}
+}
+
+func started(loc string) ex {
+	return ex{method: "POST", n: -1, status: 200, hdr: Header{"location": loc}}
+}
+
+func fastRetry() *RetryPolicy {
+	p := DefaultRetryPolicy()
+	p.Jitter = 0
+	return &p
+}

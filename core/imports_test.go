@@ -1,0 +1,78 @@
+package core
+
+import (
+	"go/build"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every page downloads the wasm: measured with Go 1.26 for GOOS=js, fmt alone adds about
+// 450 KB, net/url about 660 KB, net/http over 2 MB. core (and everything the wasm links) must
+// do without them.
+var heavy = []string{"syscall/js", "net/http", "net/url", "fmt", "encoding/json", "mime/multipart"}
+
+func TestCoreImportsNothingHeavy(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range heavy {
+			if strings.Contains(string(src), "\""+p+"\"") {
+				t.Errorf("%s imports %s", f, p)
+			}
+		}
+	}
+}
+
+// What the wasm binary links, all the way down, holds none of the heavy packages (syscall/js
+// aside, which is its reason to be).
+func TestWasmLinksNothingHeavy(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "../wasm")
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if _, statErr := os.Stat("../wasm"); statErr != nil {
+			t.Fatal("no wasm package")
+		}
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	for _, p := range heavy[1:] {
+		for _, d := range deps {
+			if d == p {
+				t.Errorf("the wasm links %s", p)
+			}
+		}
+	}
+}
+
+// Every file under jsbridge/ and wasm/ carries the js && wasm build constraint, so a native
+// build never sees them.
+func TestJSFilesAreBuildTagged(t *testing.T) {
+	for _, dir := range []string{"../jsbridge", "../wasm"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		if len(files) == 0 {
+			t.Fatalf("no Go files in %s", dir)
+		}
+		for _, f := range files {
+			ctx := build.Default
+			ctx.GOOS, ctx.GOARCH = "linux", "amd64"
+			ok, err := ctx.MatchFile(dir, filepath.Base(f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, _ := os.ReadFile(f)
+			if ok || !strings.Contains(string(src), "//go:build js && wasm") {
+				t.Errorf("%s lacks //go:build js && wasm", f)
+			}
+		}
+	}
+}

@@ -1,0 +1,190 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Type is the way an upload is sent (PROTOCOL.md section 1), the value of uploadType.
+type Type string
+
+const (
+	Media     Type = "media"     // one request, the bytes alone
+	Multipart Type = "multipart" // one request, metadata and bytes as multipart/related
+	Resumable Type = "resumable" // a session, then the bytes in one or more PUTs
+	Auto      Type = "auto"      // media or multipart when small, resumable otherwise
+)
+
+// ChunkAlign is the unit every chunk but the last must be a multiple of (PROTOCOL.md
+// section 3).
+const ChunkAlign = 256 << 10
+
+// SmallSize is the largest upload that Auto sends in a single request: "small files (about
+// 5 MB or less)" (PROTOCOL.md section 1).
+const SmallSize = 5 << 20
+
+// DefaultChunkSize is the chunk size the browser module uses when none is given.
+const DefaultChunkSize = 8 << 20
+
+// Options describe one upload. URL (or SessionURL) is required; every other field has a
+// working zero value.
+type Options struct {
+	URL    string // the /upload URI
+	Method string // "POST" (default: creates) or "PUT" (updates)
+	Type   Type   // default Resumable
+	// Metadata is the resource's JSON metadata, sent as is; nil for none.
+	Metadata []byte
+	// ContentType is the media's type; default "application/octet-stream".
+	ContentType string
+	// ChunkSize is a positive multiple of ChunkAlign, or 0 for the whole rest in one PUT.
+	ChunkSize int64
+	// Header is sent with every request to the origin of URL, never to a session URI on
+	// another origin.
+	Header Header
+	// GetHeader, when set, is called before the first request and again after a 401; its
+	// fields are merged over Header and go where Header goes.
+	GetHeader func(ctx context.Context) (Header, error)
+	// SessionURL resumes a session already started: no new session is started, the upload
+	// asks the session how much it holds and goes on from there.
+	SessionURL string
+	// Retry is the retry policy; nil means DefaultRetryPolicy.
+	Retry *RetryPolicy
+	// QueryStatusEachChunk asks the server for its offset after every chunk.
+	QueryStatusEachChunk bool
+	// NoRedirect308 sends "X-GUploader-No-308: yes" with the session's requests.
+	NoRedirect308 bool
+
+	OnProgress func(Progress)
+	OnRetry    func(RetryInfo)
+	OnState    func(State)
+	OnSession  func(sessionURL string)
+	OnRequest  func(RequestInfo)
+}
+
+// validate checks o before any request and fills in defaults, or returns an *ArgumentError.
+func (o *Options) validate(src Source) error {
+	if src == nil {
+		return &ArgumentError{Field: "source", Reason: "no data to upload"}
+	}
+	if o.URL == "" && o.SessionURL == "" {
+		return &ArgumentError{Field: "url", Reason: "missing"}
+	}
+	if o.URL != "" && originOf(o.URL) == "" {
+		return &ArgumentError{Field: "url", Reason: "not an absolute http or https URL: " + o.URL}
+	}
+	if o.SessionURL != "" && originOf(o.SessionURL) == "" {
+		return &ArgumentError{Field: "sessionURL", Reason: "not an absolute http or https URL: " + o.SessionURL}
+	}
+	switch o.Method = strings.ToUpper(o.Method); o.Method {
+	case "":
+		o.Method = "POST"
+	case "POST", "PUT":
+	default:
+		return &ArgumentError{Field: "method", Reason: "must be POST or PUT, not " + o.Method}
+	}
+	switch o.Type {
+	case "":
+		o.Type = Resumable
+	case Resumable:
+	case Auto:
+		o.Type = Resumable
+		if size := src.Size(); o.SessionURL == "" && size >= 0 && size <= SmallSize {
+			o.Type = Media
+			if o.Metadata != nil {
+				o.Type = Multipart
+			}
+		}
+	case Media, Multipart:
+		if o.SessionURL != "" {
+			return &ArgumentError{Field: "sessionURL", Reason: "only resumable uploads have sessions"}
+		}
+		if o.Type == Media && o.Metadata != nil {
+			return &ArgumentError{Field: "metadata", Reason: "media uploads carry no metadata: use multipart or resumable"}
+		}
+	default:
+		return &ArgumentError{Field: "uploadType", Reason: "unknown upload type " + string(o.Type)}
+	}
+	if o.ChunkSize < 0 || o.ChunkSize%ChunkAlign != 0 {
+		return &ArgumentError{Field: "chunkSize", Reason: "must be a positive multiple of 262144, or 0 for the whole rest"}
+	}
+	if o.ContentType == "" {
+		o.ContentType = "application/octet-stream"
+	}
+	if !validValue(o.ContentType) {
+		return &ArgumentError{Field: "contentType", Reason: "not a valid header value"}
+	}
+	for k, v := range o.Header {
+		if !validName(k) || !validValue(v) {
+			return &ArgumentError{Field: "headers", Reason: "not a valid header: " + k}
+		}
+	}
+	if o.Retry == nil {
+		p := DefaultRetryPolicy()
+		o.Retry = &p
+	}
+	return o.Retry.validate()
+}
+
+// validName reports whether s is an HTTP field name (an RFC 9110 token).
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validValue reports whether s may be sent as a field value: no control characters.
+func validValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// State is where an upload stands (shared/API.md, up.state).
+type State string
+
+const (
+	StateStarting  State = "starting"
+	StateUploading State = "uploading"
+	StatePaused    State = "paused"
+	StateRetrying  State = "retrying"
+	StateDone      State = "done"
+	StateFailed    State = "failed"
+	StateAborted   State = "aborted"
+)
+
+// RetryInfo is told to OnRetry before each wait.
+type RetryInfo struct {
+	Attempt int           // 1 for the first retry of this kind of failure
+	Delay   time.Duration // the wait about to start
+	Status  int           // the answer's status, 0 for a lost connection
+	Err     error         // the failure, as it would be reported if the retries ran out
+}
+
+// RequestInfo is told to OnRequest after each request, answered or not.
+type RequestInfo struct {
+	Method       string
+	URL          string
+	ContentRange string
+	Status       int // 0: no answer
+	Duration     time.Duration
+	Err          error
+}
+
+// Result is a finished upload.
+type Result struct {
+	Status     int    // 200 or 201
+	Header     Header // the final answer's header
+	Body       []byte // the final answer: the resource's JSON metadata
+	SessionURL string // resumable only
+}

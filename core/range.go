@@ -1,0 +1,195 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+)
+
+// parseRange reads the Range header of a 308 answer (PROTOCOL.md section 3) and returns the
+// number of bytes the server holds. The documents show both "bytes=0-N" and "0-N": both are
+// accepted. An empty header means the server holds nothing. The range must start at 0 and
+// N must be a plain decimal: anything else is an error, never a guess.
+func parseRange(h string) (int64, error) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0, nil // a 308 with no Range: nothing stored, start at 0
+	}
+	h = strings.TrimPrefix(h, "bytes=")
+	first, last, ok := strings.Cut(h, "-")
+	if !ok || first != "0" {
+		return 0, &ProtocolError{Reason: "malformed Range header " + strconv.Quote(h), Status: 308}
+	}
+	n, ok := parseDecimal(last)
+	if !ok {
+		return 0, &ProtocolError{Reason: "malformed Range header " + strconv.Quote(h), Status: 308}
+	}
+	return n + 1, nil
+}
+
+// parseDecimal parses a non-negative decimal of at most 18 digits (no sign, no spaces), so
+// the result and the result plus one never overflow.
+func parseDecimal(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
+// contentRange formats the Content-Range of a chunk [start, end) (PROTOCOL.md section 3): both
+// ends inclusive, the total "*" while unknown (total < 0). An empty chunk is the status query
+// form "bytes */T" or "bytes */*" (section 4), which with a known T is also the empty final
+// request of an unknown-length upload that ends on a chunk boundary.
+func contentRange(start, end, total int64) string {
+	t := "*"
+	if total >= 0 {
+		t = strconv.FormatInt(total, 10)
+	}
+	if end <= start {
+		return "bytes */" + t
+	}
+	return "bytes " + strconv.FormatInt(start, 10) + "-" + strconv.FormatInt(end-1, 10) + "/" + t
+}
+
+// splitURL splits an absolute http(s) URL into its origin (scheme://host[:port], lower-case,
+// default port dropped), its path, and the rest (?query#fragment). ok is false for anything
+// that is not an absolute http or https URL with a host.
+func splitURL(u string) (origin, path, rest string, ok bool) {
+	scheme, after, found := strings.Cut(u, "://")
+	scheme = strings.ToLower(scheme)
+	if !found || (scheme != "http" && scheme != "https") {
+		return "", "", "", false
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	host := strings.ToLower(after[:end])
+	if host == "" || strings.ContainsAny(host, " \t\r\n\\") {
+		return "", "", "", false
+	}
+	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+		return "", "", "", false // credentials in the URL: refused, never sent
+	}
+	switch {
+	case scheme == "http" && strings.HasSuffix(host, ":80"):
+		host = strings.TrimSuffix(host, ":80")
+	case scheme == "https" && strings.HasSuffix(host, ":443"):
+		host = strings.TrimSuffix(host, ":443")
+	}
+	after = after[end:]
+	q := strings.IndexAny(after, "?#")
+	if q < 0 {
+		q = len(after)
+	}
+	path, rest = after[:q], after[q:]
+	if path == "" {
+		path = "/"
+	}
+	return scheme + "://" + host, path, rest, true
+}
+
+// originOf returns the origin of an absolute URL, or "" if it has none.
+func originOf(u string) string {
+	o, _, _, _ := splitURL(u)
+	return o
+}
+
+// resolveLocation resolves the Location of a session start (PROTOCOL.md section 2) against
+// the URL of the request that got it, as RFC 3986 section 5.2 does for the forms a server
+// sends: absolute, scheme-relative ("//host/p"), absolute-path ("/p?q"), query-only ("?q") and
+// relative-path ("p", "../p").
+func resolveLocation(base, loc string) (string, bool) {
+	loc = strings.TrimSpace(loc)
+	if loc == "" || strings.ContainsAny(loc, " \t\r\n") {
+		return "", false
+	}
+	if i := strings.Index(loc, "://"); i > 0 && !strings.ContainsAny(loc[:i], "/?#") {
+		o, p, r, ok := splitURL(loc)
+		return o + removeDots(p) + r, ok
+	}
+	bo, bp, brest, ok := splitURL(base)
+	if !ok {
+		return "", false
+	}
+	switch {
+	case strings.HasPrefix(loc, "//"):
+		scheme, _, _ := strings.Cut(bo, "://")
+		return resolveLocation(base, scheme+":"+loc)
+	case strings.HasPrefix(loc, "/"):
+		p, r := cutPath(loc)
+		return bo + removeDots(p) + r, true
+	case strings.HasPrefix(loc, "?"):
+		return bo + bp + loc, true
+	case strings.HasPrefix(loc, "#"):
+		q, _, _ := strings.Cut(brest, "#")
+		return bo + bp + q + loc, true
+	}
+	p, r := cutPath(loc)
+	dir := bp[:strings.LastIndexByte(bp, '/')+1]
+	return bo + removeDots(dir+p) + r, true
+}
+
+func cutPath(s string) (path, rest string) {
+	i := strings.IndexAny(s, "?#")
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i:]
+}
+
+// removeDots removes "." and ".." segments from an absolute path (RFC 3986 section 5.2.4).
+func removeDots(p string) string {
+	segs := strings.Split(p, "/")
+	out := make([]string, 0, len(segs))
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch s {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, s)
+		}
+	}
+	r := strings.Join(out, "/")
+	if !strings.HasPrefix(r, "/") {
+		r = "/" + r
+	}
+	return r
+}
+
+// withUploadType returns u with its uploadType query parameter set to t (PROTOCOL.md section
+// 1), replacing one already there and keeping any fragment last.
+func withUploadType(u, t string) string {
+	u, frag, _ := strings.Cut(u, "#")
+	if frag != "" {
+		frag = "#" + frag
+	}
+	path, query, hasQuery := strings.Cut(u, "?")
+	var kept []string
+	if hasQuery && query != "" {
+		for _, kv := range strings.Split(query, "&") {
+			if k, _, _ := strings.Cut(kv, "="); k != "uploadType" && kv != "" {
+				kept = append(kept, kv)
+			}
+		}
+	}
+	kept = append(kept, "uploadType="+t)
+	return path + "?" + strings.Join(kept, "&") + frag
+}

@@ -1,0 +1,197 @@
+package core
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"time"
+)
+
+// sessionState is what the client knows of one resumable session. Only the driver loop
+// touches it.
+type sessionState struct {
+	offset    int64 // where the next chunk starts: always the server's last stated offset
+	sent      int64 // the end of the furthest byte sent in this session: the most a Range may claim
+	confirmed int64 // the most the server has stated it holds in this session
+	finalSent bool  // a request that states the last byte (or the empty final one) has gone
+	stalls    int   // chunks in a row that the server kept nothing of
+}
+
+// newSession returns the state of a session just started, or (adopted) one handed in by the
+// caller, of which nothing is known: it may hold anything up to the whole size.
+func newSession(adopted bool, total int64) sessionState {
+	if !adopted {
+		return sessionState{}
+	}
+	limit := total
+	if limit < 0 {
+		limit = math.MaxInt64
+	}
+	return sessionState{sent: limit, finalSent: true}
+}
+
+// runResumable sends a resumable upload (PROTOCOL.md sections 2–5).
+func (u *Upload) runResumable(ctx context.Context) (*Result, error) {
+	p := u.o.Retry
+	s := newSession(u.session != "", u.total)
+	query := u.session != "" // an adopted session: ask what it holds first
+	lost := 0
+	for {
+		if u.SessionURL() == "" {
+			url, err := u.startSession(ctx)
+			if err != nil {
+				return nil, err
+			}
+			u.setSession(url)
+			s, query = newSession(false, u.total), false
+		}
+		if waited, err := u.pausePoint(ctx); err != nil {
+			return nil, err
+		} else if waited {
+			query = true // resume from the server's offset, not our own (section 4)
+		}
+		u.setState(StateUploading)
+
+		var req *Request
+		chunkEnd := int64(-1)
+		if query {
+			req = u.statusQuery()
+		} else {
+			var err error
+			if req, chunkEnd, err = u.chunk(s.offset); err != nil {
+				return nil, err
+			}
+			s.sent = max(s.sent, chunkEnd)
+			s.finalSent = s.finalSent || chunkEnd == u.total
+		}
+		resp, err := u.do(ctx, req)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		switch v := classify(resp, err, true); v {
+		case vAnswer:
+			done, stored, err := interpret(resp, &s)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body, SessionURL: u.SessionURL()}, nil
+			}
+			if chunkEnd >= 0 {
+				u.prog.sent(time.Now(), chunkEnd)
+				if chunkEnd == u.total && stored == u.total {
+					return nil, &ProtocolError{Reason: "server holds all " + strconv.FormatInt(u.total, 10) + " bytes but did not finish the upload", Status: resp.Status}
+				}
+			}
+			if stored > s.confirmed {
+				s.confirmed, s.stalls = stored, 0
+				u.backoffs, u.throttles = 0, 0 // progress: the retry budget starts again
+			} else if chunkEnd > s.offset {
+				if s.stalls++; s.stalls > p.Retries {
+					return nil, &ProtocolError{Reason: "server kept none of " + strconv.Itoa(s.stalls) + " chunks in a row", Status: resp.Status}
+				}
+			}
+			s.offset = stored // the next chunk starts at the server's offset (section 3)
+			u.prog.p.Confirmed = stored
+			u.emitProgress()
+			query = chunkEnd >= 0 && u.o.QueryStatusEachChunk
+		case vLost:
+			// 404: the session expired; 410: it failed. Both: a new session from byte 0
+			// (section 5), a bounded number of times.
+			lost++
+			if lost > p.NewSessions || u.o.URL == "" {
+				return nil, &SessionExpiredError{Sessions: lost, Last: httpError(resp)}
+			}
+			u.setSession("")
+			u.prog.p.Confirmed = 0
+			u.emitProgress()
+		case vBackoff, vThrottle:
+			// A lost connection or a 5xx: wait, then ask the session what it holds (section 4).
+			if err := u.retry(ctx, v, resp, err); err != nil {
+				return nil, err
+			}
+			query = true
+		default:
+			return nil, httpError(resp)
+		}
+	}
+}
+
+// interpret reads the answer to a chunk or a status query (PROTOCOL.md sections 3 and 4): done,
+// or the number of bytes the server holds.
+func interpret(resp *Response, s *sessionState) (done bool, stored int64, err error) {
+	status := resp.Status
+	if status == 200 && resp.Header.Get("X-HTTP-Status-Code-Override") == "308" {
+		status = 308 // the X-GUploader-No-308 form of a 308 (section 3)
+	}
+	switch status {
+	case 308:
+		stored, err := parseRange(resp.Header.Get("Range"))
+		if err != nil {
+			return false, 0, err
+		}
+		if stored > s.sent {
+			return false, 0, &ProtocolError{Reason: "server claims " + strconv.FormatInt(stored, 10) + " bytes but only " + strconv.FormatInt(s.sent, 10) + " were sent", Status: resp.Status}
+		}
+		return false, stored, nil
+	case 200, 201:
+		if !s.finalSent {
+			return false, 0, &ProtocolError{Reason: "server finished the upload before the last byte was sent", Status: status}
+		}
+		return true, 0, nil
+	}
+	return false, 0, &ProtocolError{Reason: "unexpected status " + strconv.Itoa(status) + " on an upload session", Status: status}
+}
+
+// sessionHeader returns the headers of a request to the session URI.
+func (u *Upload) sessionHeader(url string) Header {
+	h := u.headersFor(url)
+	if u.o.NoRedirect308 {
+		h.Set("X-GUploader-No-308", "yes") // answers come as 200 + X-HTTP-Status-Code-Override (section 3)
+	}
+	return h
+}
+
+// statusQuery asks the session how much it holds (PROTOCOL.md section 4): an empty PUT with
+// "bytes */TOTAL", or "bytes */*" where the total is not known.
+func (u *Upload) statusQuery() *Request {
+	url := u.SessionURL()
+	h := u.sessionHeader(url)
+	h.Set("Content-Range", contentRange(0, 0, u.total))
+	return &Request{Method: "PUT", URL: url, Header: h}
+}
+
+// chunk builds the PUT of the bytes from offset (PROTOCOL.md section 3) and returns it with the
+// end of its range. Every chunk but the last is ChunkSize long, a multiple of 256 KiB. Where
+// the size is not known, a chunk shorter than ChunkSize is the last and states the total; when
+// the data ends exactly on a chunk boundary, the last request is empty: "bytes */TOTAL".
+func (u *Upload) chunk(offset int64) (*Request, int64, error) {
+	want := u.o.ChunkSize
+	end := int64(math.MaxInt64)
+	if want > 0 {
+		end = offset + want
+	}
+	if u.total >= 0 {
+		end = min(end, u.total)
+	}
+	piece, err := u.src.Slice(offset, end)
+	if err != nil {
+		return nil, 0, &ArgumentError{Field: "source", Reason: err.Error()}
+	}
+	n := piece.Len()
+	if n < 0 || n > end-offset {
+		return nil, 0, &ArgumentError{Field: "source", Reason: "slice longer than asked for"}
+	}
+	if u.total < 0 && (want == 0 || n < want) {
+		u.total = offset + n // the data ends here: this request states the total
+		u.prog.p.Total = u.total
+	}
+	url := u.SessionURL()
+	h := u.sessionHeader(url)
+	h.Set("Content-Range", contentRange(offset, offset+n, u.total))
+	req := &Request{Method: "PUT", URL: url, Header: h}
+	if n > 0 {
+		req.Body = []Piece{piece}
+	}
+	return req, offset + n, nil
+}

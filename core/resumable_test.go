@@ -1,0 +1,498 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+const K256 = 262144
+
+// runScript runs one upload against a script inside a synctest bubble, so backoff waits take
+// no real time.
+func runScript(t *testing.T, src Source, o Options, exs []ex) (*Result, error, *script) {
+	t.Helper()
+	s := &script{t: t, exs: exs}
+	var res *Result
+	var err error
+	synctest.Test(t, func(t *testing.T) {
+		s.t = t
+		if o.URL == "" && o.SessionURL == "" {
+			o.URL = testURL
+		}
+		if o.Retry == nil {
+			o.Retry = fastRetry()
+		}
+		u, e := New(s, src, o)
+		if e != nil {
+			err = e
+			return
+		}
+		res, err = u.Run(context.Background())
+	})
+	return res, err, s
+}
+
+func TestResumableExchanges(t *testing.T) {
+	const T = 3 * K256
+	tests := []struct {
+		name     string
+		size     int
+		unknown  bool
+		opts     Options
+		exs      []ex
+		wantCode string // "" means success
+	}{
+		{
+			name: "three chunks, Range in both forms",
+			size: T, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/786432", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-524287/786432", n: K256, status: 308, rng: "0-524287"},
+				{cr: "bytes 524288-786431/786432", n: K256, status: 200, body: `{"size":"786432"}`},
+			},
+		},
+		{
+			name: "server kept fewer bytes: next chunk starts at its offset",
+			size: T, opts: Options{ChunkSize: 2 * K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-524287/786432", n: 2 * K256, status: 308, rng: "bytes=0-99999"},
+				{cr: "bytes 100000-624287/786432", n: 2 * K256, status: 308, rng: "bytes=0-624287"},
+				{cr: "bytes 624288-786431/786432", n: T - 624288, status: 201},
+			},
+		},
+		{
+			name: "308 with no Range: nothing stored, start at 0",
+			size: K256 + 10, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/262154", n: K256, status: 308},
+				{cr: "bytes 0-262143/262154", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-262153/262154", n: 10, status: 200},
+			},
+		},
+		{
+			name: "whole rest in one PUT with chunk size 0",
+			size: 1000, opts: Options{ChunkSize: 0},
+			exs: []ex{start(), {cr: "bytes 0-999/1000", n: 1000, status: 200}},
+		},
+		{
+			name: "empty file: the final request states the total",
+			size: 0, opts: Options{ChunkSize: K256},
+			exs: []ex{start(), {cr: "bytes */0", n: 0, status: 200}},
+		},
+		{
+			name: "unknown length: * until the last chunk states the total",
+			size: K256 + 5, unknown: true, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				{method: "POST", n: -1, status: 200, hdr: Header{"location": testSession}, check: func(t *testing.T, r *Request) {
+					if _, ok := r.Header["x-upload-content-length"]; ok {
+						t.Error("X-Upload-Content-Length sent for an unknown length")
+					}
+				}},
+				{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-262148/262149", n: 5, status: 200},
+			},
+		},
+		{
+			name: "unknown length ending on a chunk boundary: empty final request",
+			size: 2 * K256, unknown: true, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-524287/*", n: K256, status: 308, rng: "bytes=0-524287"},
+				{cr: "bytes */524288", n: 0, status: 200},
+			},
+		},
+		{
+			name: "no-308 header: 200 + override is a 308",
+			size: 2 * K256, opts: Options{ChunkSize: K256, NoRedirect308: true},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/524288", n: K256, status: 200, rng: "bytes=0-262143",
+					hdr: Header{"x-http-status-code-override": "308"},
+					check: func(t *testing.T, r *Request) {
+						if r.Header.Get("X-GUploader-No-308") != "yes" {
+							t.Error("X-GUploader-No-308 not sent")
+						}
+					}},
+				{cr: "bytes 262144-524287/524288", n: K256, status: 200},
+			},
+		},
+		{
+			name: "relative Location resolved against the request URL",
+			size: 10, opts: Options{},
+			exs: []ex{
+				started("/upload/s?upload_id=R"),
+				{url: "https://up.example.com/upload/s?upload_id=R", cr: "bytes 0-9/10", n: 10, status: 200},
+			},
+		},
+		{
+			name: "no Location after a session start",
+			size: 10, exs: []ex{{method: "POST", n: -1, status: 200}}, wantCode: CodeProtocol,
+		},
+		{
+			name: "Range beyond what was sent",
+			size: 2 * K256, opts: Options{ChunkSize: K256},
+			exs:      []ex{start(), {cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-300000"}},
+			wantCode: CodeProtocol,
+		},
+		{
+			name: "malformed Range",
+			size: 2 * K256, opts: Options{ChunkSize: K256},
+			exs:      []ex{start(), {cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=5-262143"}},
+			wantCode: CodeProtocol,
+		},
+		{
+			name: "server finishes before the last byte was sent",
+			size: 2 * K256, opts: Options{ChunkSize: K256},
+			exs:      []ex{start(), {cr: "bytes 0-262143/524288", n: K256, status: 200}},
+			wantCode: CodeProtocol,
+		},
+		{
+			name: "server holds every byte but does not finish",
+			size: 10, opts: Options{},
+			exs:      []ex{start(), {cr: "bytes 0-9/10", n: 10, status: 308, rng: "bytes=0-9"}},
+			wantCode: CodeProtocol,
+		},
+		{
+			name: "server keeps nothing, again and again: reported, not looped on",
+			size: 2 * K256, opts: Options{ChunkSize: K256},
+			exs: append([]ex{start()}, repeat(6, ex{cr: "bytes 0-262143/524288", n: K256, status: 308})...),
+			wantCode: CodeProtocol,
+		},
+		{
+			name: "503 then a status query that resumes from the server's offset",
+			size: 2 * K256, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/524288", n: K256, status: 503},
+				{cr: "bytes */524288", n: 0, status: 308, rng: "bytes=0-131071"},
+				{cr: "bytes 131072-393215/524288", n: K256, status: 308, rng: "bytes=0-393215"},
+				{cr: "bytes 393216-524287/524288", n: 131072, status: 200},
+			},
+		},
+		{
+			name: "lost connection on the last chunk, status query says done",
+			size: K256 + 1, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/262145", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-262144/262145", n: 1, drop: true},
+				{cr: "bytes */262145", n: 0, status: 200},
+			},
+		},
+		{
+			name: "unknown length: status query with */*",
+			size: 2 * K256, unknown: true, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/*", n: K256, drop: true},
+				{cr: "bytes */*", n: 0, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-524287/*", n: K256, status: 308, rng: "bytes=0-524287"},
+				{cr: "bytes */524288", n: 0, status: 200},
+			},
+		},
+		{
+			name: "404 on the session: a new session from byte 0",
+			size: 2 * K256, opts: Options{ChunkSize: K256},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-524287/524288", n: K256, status: 404},
+				start(),
+				{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-524287/524288", n: K256, status: 200},
+			},
+		},
+		{
+			name: "410 on every session: session_expired after the allowed new sessions",
+			size: 10, opts: Options{Retry: &RetryPolicy{NewSessions: 1}},
+			exs: []ex{
+				start(), {cr: "bytes 0-9/10", n: 10, status: 410},
+				start(), {cr: "bytes 0-9/10", n: 10, status: 410},
+			},
+			wantCode: CodeSessionExpired,
+		},
+		{
+			name: "400 on a chunk: no retry",
+			size: 10, exs: []ex{start(), {cr: "bytes 0-9/10", n: 10, status: 400}}, wantCode: CodeHTTP,
+		},
+		{
+			name: "403 on the session start: no retry",
+			size: 10, exs: []ex{{method: "POST", n: -1, status: 403}}, wantCode: CodeHTTP,
+		},
+		{
+			name: "5xx on every try: retries_exhausted after 5 retries",
+			size: 10,
+			exs: append([]ex{start(), {cr: "bytes 0-9/10", n: 10, status: 502}},
+				repeat(5, ex{cr: "bytes */10", n: 0, status: 500})...),
+			wantCode: CodeRetriesExhausted,
+		},
+		{
+			name: "lost connections on every try: network_error after 5 retries",
+			size: 10,
+			exs: append([]ex{{method: "POST", n: -1, drop: true}},
+				repeat(5, ex{method: "POST", n: -1, drop: true})...),
+			wantCode: CodeNetwork,
+		},
+		{
+			name: "429 with Retry-After, then on",
+			size: 10,
+			exs: []ex{
+				{method: "POST", n: -1, status: 429, hdr: Header{"retry-after": "3"}},
+				start(),
+				{cr: "bytes 0-9/10", n: 10, status: 429},
+				{cr: "bytes */10", n: 0, status: 308, rng: "bytes=0-4"},
+				{cr: "bytes 5-9/10", n: 5, status: 200},
+			},
+		},
+		{
+			name: "status query after every chunk",
+			size: 2 * K256, opts: Options{ChunkSize: K256, QueryStatusEachChunk: true},
+			exs: []ex{
+				start(),
+				{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes */524288", n: 0, status: 308, rng: "bytes=0-200000"},
+				{cr: "bytes 200001-462144/524288", n: K256, status: 308, rng: "bytes=0-462144"},
+				{cr: "bytes */524288", n: 0, status: 308, rng: "bytes=0-462144"},
+				{cr: "bytes 462145-524287/524288", n: 62143, status: 200},
+			},
+		},
+		{
+			name: "sessionURL given: no new session, ask first",
+			size: 2 * K256, opts: Options{ChunkSize: K256, SessionURL: testSession},
+			exs: []ex{
+				{cr: "bytes */524288", n: 0, status: 308, rng: "bytes=0-262143"},
+				{cr: "bytes 262144-524287/524288", n: K256, status: 200},
+			},
+		},
+		{
+			name: "sessionURL given and already complete",
+			size: 10, opts: Options{SessionURL: testSession},
+			exs: []ex{{cr: "bytes */10", n: 0, status: 201}},
+		},
+		{
+			name: "sessionURL alone, lost: cannot start anew",
+			size: 10, opts: Options{SessionURL: testSession},
+			exs:      []ex{{cr: "bytes */10", n: 0, status: 404}},
+			wantCode: CodeSessionExpired,
+		},
+		{
+			name: "metadata and upload headers on the session start",
+			size: 10, opts: Options{Metadata: []byte(`{"name":"a"}`), ContentType: "image/png"},
+			exs: []ex{
+				{method: "POST", url: testURL + "&uploadType=resumable", n: 12, status: 200, hdr: Header{"location": testSession},
+					check: func(t *testing.T, r *Request) {
+						want := Header{"x-upload-content-type": "image/png", "x-upload-content-length": "10", "content-type": "application/json; charset=UTF-8"}
+						for k, v := range want {
+							if r.Header.Get(k) != v {
+								t.Errorf("%s = %q, want %q", k, r.Header.Get(k), v)
+							}
+						}
+					}},
+				{cr: "bytes 0-9/10", n: 10, status: 200},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &memSource{data: data(tt.size), unknown: tt.unknown}
+			res, err, s := runScript(t, src, tt.opts, tt.exs)
+			s.done()
+			if got := Code(err); got != tt.wantCode {
+				t.Fatalf("code %q (%v), want %q", got, err, tt.wantCode)
+			}
+			if tt.wantCode == "" && (res == nil || (res.Status != 200 && res.Status != 201)) {
+				t.Fatalf("result %+v", res)
+			}
+		})
+	}
+}
+
+func repeat(n int, e ex) []ex {
+	r := make([]ex, n)
+	for i := range r {
+		r[i] = e
+	}
+	return r
+}
+
+// The bytes sent in each chunk are the source's bytes at the Content-Range's offsets.
+func TestChunkBytes(t *testing.T) {
+	src := &memSource{data: data(3*K256 + 7)}
+	var exs []ex
+	exs = append(exs, start(),
+		ex{n: K256, status: 308, rng: "bytes=0-99"},
+		ex{n: K256, status: 308, rng: "bytes=0-262243"},
+		ex{n: K256, status: 308, rng: "bytes=0-524387"},
+		ex{n: -1, status: 200})
+	_, err, s := runScript(t, src, Options{ChunkSize: K256}, exs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.reqs[1:] {
+		var a, b int64
+		cr := r.Header.Get("Content-Range")
+		if _, ok := strings.CutPrefix(cr, "bytes "); !ok {
+			t.Fatalf("bad range %q", cr)
+		}
+		parts := strings.FieldsFunc(cr[6:], func(c rune) bool { return c == '-' || c == '/' })
+		a, _ = parseDecimal(parts[0])
+		b, _ = parseDecimal(parts[1])
+		got := []byte(r.Body[0].(Bytes))
+		if string(got) != string(src.data[a:b+1]) {
+			t.Errorf("chunk %s does not hold the source's bytes", cr)
+		}
+	}
+}
+
+func TestArgumentErrorsBeforeAnyRequest(t *testing.T) {
+	src := &memSource{data: data(10)}
+	tests := []struct {
+		name string
+		src  Source
+		o    Options
+	}{
+		{"no url", src, Options{URL: " "}},
+		{"relative url", src, Options{URL: "/upload/x"}},
+		{"not http", src, Options{URL: "ftp://h/x"}},
+		{"chunk size not aligned", src, Options{URL: testURL, ChunkSize: 1000}},
+		{"chunk size negative", src, Options{URL: testURL, ChunkSize: -K256}},
+		{"unknown type", src, Options{URL: testURL, Type: "chunked"}},
+		{"bad method", src, Options{URL: testURL, Method: "GET"}},
+		{"media with metadata", src, Options{URL: testURL, Type: Media, Metadata: []byte("{}")}},
+		{"multipart with session", src, Options{URL: testURL, Type: Multipart, SessionURL: testSession}},
+		{"bad header", src, Options{URL: testURL, Header: Header{"x-a": "b\r\nc: d"}}},
+		{"max delay over a minute", src, Options{URL: testURL, Retry: &RetryPolicy{MaxDelay: 61e9}}},
+		{"no source", nil, Options{URL: testURL}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &script{t: t}
+			u, err := New(s, tt.src, tt.o)
+			var ae *ArgumentError
+			if !errors.As(err, &ae) || Code(err) != CodeInvalidArgument || u != nil {
+				t.Fatalf("New = %v, %v; want an *ArgumentError", u, err)
+			}
+			if len(s.reqs) != 0 {
+				t.Fatal("a request was sent")
+			}
+		})
+	}
+}
+
+// The caller's headers go to the upload URL's origin and never to a session URI elsewhere.
+func TestHeadersStayOnTheUploadOrigin(t *testing.T) {
+	auth := func(want bool) func(*testing.T, *Request) {
+		return func(t *testing.T, r *Request) {
+			if got := r.Header.Get("Authorization") != ""; got != want {
+				t.Errorf("%s %s: Authorization sent = %v, want %v", r.Method, r.URL, got, want)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		loc  string
+		same bool
+	}{
+		{testSession, true},
+		{"https://UP.example.com:443/s?upload_id=1", true},
+		{"https://other.example.com/s?upload_id=1", false},
+		{"http://up.example.com/s?upload_id=1", false},
+		{"https://up.example.com:8443/s?upload_id=1", false},
+	} {
+		t.Run(tc.loc, func(t *testing.T) {
+			o := Options{ChunkSize: K256, Header: Header{"Authorization": "Bearer t"}}
+			_, err, s := runScript(t, &memSource{data: data(K256 + 1)}, o, []ex{
+				{method: "POST", n: -1, status: 200, hdr: Header{"location": tc.loc}, check: auth(true)},
+				{n: K256, status: 308, rng: "bytes=0-262143", check: auth(tc.same)},
+				{n: 1, drop: true, check: auth(tc.same)},
+				{n: 0, status: 200, check: auth(tc.same)},
+			})
+			s.done()
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestGetHeaderAskedAgainAfter401(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		second int
+		want   string
+	}{{"then accepted", 200, ""}, {"twice: fail", 401, CodeHTTP}} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			o := Options{GetHeader: func(context.Context) (Header, error) {
+				calls++
+				return Header{"Authorization": "Bearer " + string(rune('0'+calls))}, nil
+			}}
+			tokenIs := func(tok string) func(*testing.T, *Request) {
+				return func(t *testing.T, r *Request) {
+					if got := r.Header.Get("authorization"); got != "Bearer "+tok {
+						t.Errorf("Authorization %q, want Bearer %s", got, tok)
+					}
+				}
+			}
+			exs := []ex{
+				{method: "POST", n: -1, status: 401, check: tokenIs("1")},
+				{method: "POST", n: -1, status: tc.second, hdr: Header{"location": testSession}, check: tokenIs("2")},
+			}
+			if tc.second == 200 {
+				exs = append(exs, ex{cr: "bytes 0-9/10", n: 10, status: 200})
+			}
+			_, err, s := runScript(t, &memSource{data: data(10)}, o, exs)
+			s.done()
+			if Code(err) != tc.want || calls != 2 {
+				t.Fatalf("code %q, getHeaders called %d times", Code(err), calls)
+			}
+		})
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var ps []Progress
+	var states []State
+	o := Options{ChunkSize: K256, OnProgress: func(p Progress) { ps = append(ps, p) }, OnState: func(s State) { states = append(states, s) }}
+	_, err, _ := runScript(t, &memSource{data: data(3 * K256)}, o, []ex{
+		start(),
+		{n: K256, status: 308, rng: "bytes=0-262143"},
+		{n: K256, status: 308, rng: "bytes=0-99"}, // the server lost most of the second chunk
+		{n: K256, status: 308, rng: "bytes=0-362243"},
+		{n: K256, status: 503},
+		{n: 0, status: 308, rng: "bytes=0-524287"},
+		{n: K256, status: 200},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var confirmed []int64
+	for i, p := range ps {
+		if i > 0 && p.Loaded < ps[i-1].Loaded {
+			t.Errorf("loaded went back: %d after %d", p.Loaded, ps[i-1].Loaded)
+		}
+		if p.Total != 3*K256 {
+			t.Errorf("total %d", p.Total)
+		}
+		confirmed = append(confirmed, p.Confirmed)
+	}
+	wantC := []int64{0, K256, 100, 362244, 524288, 3 * K256}
+	if !slices.Equal(confirmed, wantC) {
+		t.Errorf("confirmed %v, want %v", confirmed, wantC)
+	}
+	if last := ps[len(ps)-1]; last.Loaded != last.Total || last.SecondsLeft != 0 {
+		t.Errorf("last progress %+v", last)
+	}
+	wantS := []State{StateUploading, StateRetrying, StateUploading, StateDone}
+	if got := states[len(states)-4:]; !slices.Equal(got, wantS) {
+		t.Errorf("states %v", states)
+	}
+}
+

@@ -1,0 +1,132 @@
+package core
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RetryPolicy says how failures are retried (PROTOCOL.md section 5). The zero value retries
+// nothing; [DefaultRetryPolicy] is the protocol's own figures.
+type RetryPolicy struct {
+	// Retries is how many times a lost connection or a 500, 502, 503 or 504 is retried, with
+	// exponential backoff. The count starts again whenever the server confirms new bytes, so a
+	// long upload survives many separate bad moments but not one that lasts.
+	Retries int
+	// InitialDelay is the first wait; each further one doubles it: 1 s, 2 s, 4 s, 8 s, 16 s.
+	InitialDelay time.Duration
+	// MaxDelay caps a single wait, jitter included. At most one minute.
+	MaxDelay time.Duration
+	// Jitter is the upper bound of the fresh random time added to every backoff wait.
+	Jitter time.Duration
+	// ThrottleRetries is how many 429 and 408 answers are retried, each after the answer's
+	// Retry-After (or the backoff wait where it has none), capped at MaxDelay.
+	ThrottleRetries int
+	// NewSessions is how many times a session lost with 404 or 410 is replaced by a new one
+	// that uploads from byte 0.
+	NewSessions int
+	// Rand returns a number in [0, 1) for the jitter; nil means math/rand/v2.
+	Rand func() float64
+}
+
+// MaxSingleDelay is the longest MaxDelay allowed: "cap a single wait at a sensible bound,
+// under one minute" (PROTOCOL.md section 5).
+const MaxSingleDelay = 60 * time.Second
+
+// DefaultRetryPolicy returns the protocol's figures: 5 retries waiting 2^n s plus up to 1 s,
+// a 32 s cap, 10 throttled retries, 3 new sessions.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{
+		Retries:         5,
+		InitialDelay:    time.Second,
+		MaxDelay:        32 * time.Second,
+		Jitter:          time.Second,
+		ThrottleRetries: 10,
+		NewSessions:     3,
+	}
+}
+
+func (p *RetryPolicy) validate() error {
+	switch {
+	case p.Retries < 0 || p.ThrottleRetries < 0 || p.NewSessions < 0:
+		return &ArgumentError{Field: "retry", Reason: "counts must not be negative"}
+	case p.InitialDelay < 0 || p.Jitter < 0 || p.MaxDelay < 0:
+		return &ArgumentError{Field: "retry", Reason: "delays must not be negative"}
+	case p.MaxDelay > MaxSingleDelay:
+		return &ArgumentError{Field: "retry.maxDelay", Reason: "a single wait must stay under one minute"}
+	}
+	return nil
+}
+
+// backoff returns the wait before retry n (n from 0): InitialDelay·2^n plus a fresh random
+// part of Jitter, never more than MaxDelay (PROTOCOL.md section 5).
+func (p *RetryPolicy) backoff(n int) time.Duration {
+	d := p.MaxDelay
+	if n < 31 && p.InitialDelay <= p.MaxDelay>>n {
+		d = p.InitialDelay << n
+	}
+	if p.Jitter > 0 {
+		r := p.Rand
+		if r == nil {
+			r = rand.Float64
+		}
+		d += time.Duration(r() * float64(p.Jitter))
+	}
+	return min(d, p.MaxDelay)
+}
+
+// verdict is what an answer (or its absence) means for the request that got it.
+type verdict int
+
+const (
+	vAnswer   verdict = iota // an answer to interpret: 2xx, 308
+	vBackoff                 // lost connection or 500/502/503/504: retry after a backoff wait
+	vThrottle                // 429 or 408: retry after Retry-After
+	vLost                    // 404 or 410 on a session URI: start a new session
+	vAuth                    // 401 on a request that carries the caller's headers
+	vFail                    // anything else: no retry can fix it
+)
+
+// classify decides what an exchange means (PROTOCOL.md section 5). err != nil means no answer
+// arrived. onSession says the request went to a session URI, where 404 and 410 mean the
+// session is gone rather than a plain "not found".
+func classify(resp *Response, err error, onSession bool) verdict {
+	if err != nil {
+		return vBackoff // a lost connection: retry (resumable: after a status query)
+	}
+	switch s := resp.Status; {
+	case s >= 200 && s < 300, s == 308:
+		return vAnswer
+	case s == 500, s == 502, s == 503, s == 504:
+		return vBackoff
+	case s == 429, s == 408:
+		return vThrottle
+	case (s == 404 || s == 410) && onSession:
+		return vLost
+	case s == 401:
+		return vAuth
+	}
+	return vFail
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP-date (RFC 9110 section
+// 10.2.3). ok is false when it is absent or unreadable.
+func retryAfter(h string, now time.Time) (time.Duration, bool) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		return time.Duration(min(n, int64(MaxSingleDelay/time.Second))) * time.Second, true
+	}
+	for _, layout := range []string{time.RFC1123, time.RFC850, time.ANSIC} {
+		if t, err := time.Parse(layout, h); err == nil {
+			return max(t.Sub(now), 0), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,209 @@
+package core
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// timedScript records when each request was sent, in the bubble's fake time.
+type timedScript struct {
+	script
+	at []time.Duration
+	t0 time.Time
+}
+
+func (s *timedScript) Do(ctx context.Context, r *Request) (*Response, error) {
+	s.at = append(s.at, time.Since(s.t0))
+	return s.script.Do(ctx, r)
+}
+
+// waits runs a media upload that fails n times with status and returns the gaps between tries.
+func waits(t *testing.T, p RetryPolicy, status int, hdr Header, n int) ([]time.Duration, []RetryInfo, error) {
+	var gaps []time.Duration
+	var infos []RetryInfo
+	var err error
+	synctest.Test(t, func(t *testing.T) {
+		s := &timedScript{script: script{t: t}, t0: time.Now()}
+		for range n {
+			s.exs = append(s.exs, ex{method: "POST", n: -1, status: status, hdr: hdr, drop: status == 0})
+		}
+		s.exs = append(s.exs, ex{method: "POST", n: -1, status: 200})
+		u, e := New(s, &memSource{data: data(10)}, Options{URL: testURL, Type: Media, Retry: &p,
+			OnRetry: func(r RetryInfo) { infos = append(infos, r) }})
+		if e != nil {
+			t.Fatal(e)
+		}
+		_, err = u.Run(context.Background())
+		for i := 1; i < len(s.at); i++ {
+			gaps = append(gaps, s.at[i]-s.at[i-1])
+		}
+	})
+	return gaps, infos, err
+}
+
+func secs(f ...float64) []time.Duration {
+	d := make([]time.Duration, len(f))
+	for i, v := range f {
+		d[i] = time.Duration(v * float64(time.Second))
+	}
+	return d
+}
+
+func TestBackoffWaits(t *testing.T) {
+	half := func() float64 { return 0.5 }
+	def := DefaultRetryPolicy()
+	def.Rand = half
+	capped := DefaultRetryPolicy()
+	capped.Retries, capped.MaxDelay, capped.Rand = 7, 5*time.Second, half
+	fast := DefaultRetryPolicy()
+	fast.InitialDelay, fast.Jitter, fast.MaxDelay = 100*time.Millisecond, 0, 60*time.Second
+	tests := []struct {
+		name   string
+		p      RetryPolicy
+		status int
+		hdr    Header
+		fails  int
+		want   []time.Duration
+		code   string
+	}{
+		{"default: 2^n s plus jitter", def, 503, nil, 5, secs(1.5, 2.5, 4.5, 8.5, 16.5), ""},
+		{"lost connections back off the same way", def, 0, nil, 3, secs(1.5, 2.5, 4.5), ""},
+		{"a single wait never exceeds the cap", capped, 500, nil, 7, secs(1.5, 2.5, 4.5, 5, 5, 5, 5), ""},
+		{"one more failure than retries", def, 504, nil, 6, secs(1.5, 2.5, 4.5, 8.5, 16.5), CodeRetriesExhausted},
+		{"configurable figures", fast, 502, nil, 4, secs(0.1, 0.2, 0.4, 0.8), ""},
+		{"429 honours Retry-After", def, 429, Header{"retry-after": "3"}, 2, secs(3, 3), ""},
+		{"Retry-After is capped too", capped, 408, Header{"retry-after": "3600"}, 1, secs(5), ""},
+		{"429 without Retry-After backs off", def, 429, nil, 2, secs(1.5, 2.5), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gaps, infos, err := waits(t, tt.p, tt.status, tt.hdr, tt.fails)
+			if Code(err) != tt.code {
+				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
+			}
+			if !slices.Equal(gaps, tt.want) {
+				t.Fatalf("waits %v, want %v", gaps, tt.want)
+			}
+			for i, r := range infos {
+				if r.Attempt != i+1 || r.Delay != tt.want[i] || r.Status != tt.status || r.Err == nil {
+					t.Errorf("retry %d: %+v", i, r)
+				}
+			}
+		})
+	}
+}
+
+func TestBackoffFreshJitter(t *testing.T) {
+	p := DefaultRetryPolicy()
+	seen := map[time.Duration]bool{}
+	for range 20 {
+		d := p.backoff(0)
+		if d < time.Second || d >= 2*time.Second {
+			t.Fatalf("first wait %v outside [1s, 2s)", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 10 {
+		t.Fatalf("jitter is not fresh: %d distinct waits in 20", len(seen))
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for h, want := range map[string]time.Duration{
+		"0": 0, "7": 7 * time.Second, "Sun, 22 Nov 2026 10:00:09 GMT": 9 * time.Second,
+		"Sun, 22 Nov 2026 09:00:00 GMT": 0,
+	} {
+		if got, ok := retryAfter(h, now); !ok || got != want {
+			t.Errorf("retryAfter(%q) = %v, %v; want %v", h, got, ok, want)
+		}
+	}
+	for _, h := range []string{"", "-1", "soon"} {
+		if _, ok := retryAfter(h, now); ok {
+			t.Errorf("retryAfter(%q) accepted", h)
+		}
+	}
+}
+
+// Pause holds the upload after the request in flight; Resume asks the server where it stands.
+func TestPauseResume(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var u *Upload
+		paused := make(chan struct{})
+		s := &script{t: t, exs: []ex{
+			start(),
+			{cr: "bytes 0-262143/786432", n: K256, status: 308, rng: "bytes=0-262143", check: func(*testing.T, *Request) {
+				u.Pause() // while this chunk is in flight
+				close(paused)
+			}},
+			{cr: "bytes */786432", n: 0, status: 308, rng: "bytes=0-200000"},
+			{cr: "bytes 200001-462144/786432", n: K256, status: 308, rng: "bytes=0-462144"},
+			{cr: "bytes 462145-724288/786432", n: K256, status: 308, rng: "bytes=0-724288"},
+			{cr: "bytes 724289-786431/786432", n: 62143, status: 200},
+		}}
+		var states []State
+		u, _ = New(s, &memSource{data: data(3 * K256)}, Options{URL: testURL, ChunkSize: K256, OnState: func(st State) { states = append(states, st) }})
+		done := make(chan error)
+		go func() { _, err := u.Run(context.Background()); done <- err }()
+		<-paused
+		synctest.Wait()
+		if u.State() != StatePaused || s.i != 2 {
+			t.Fatalf("state %s after %d requests, want paused after 2", u.State(), s.i)
+		}
+		time.Sleep(time.Hour) // nothing is sent while paused
+		if s.i != 2 {
+			t.Fatal("requests sent while paused")
+		}
+		u.Resume()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		s.done()
+		want := []State{StateStarting, StateUploading, StatePaused, StateUploading, StateDone}
+		if !slices.Equal(states, want) {
+			t.Errorf("states %v, want %v", states, want)
+		}
+	})
+}
+
+// A pause during a retry wait ends the wait; nothing goes until Resume.
+func TestPauseDuringRetryWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &script{t: t, exs: []ex{start(), {n: 10, status: 503}, {cr: "bytes */10", n: 0, status: 200}}}
+		u, _ := New(s, &memSource{data: data(10)}, Options{URL: testURL, Retry: fastRetry()})
+		done := make(chan error)
+		go func() { _, err := u.Run(context.Background()); done <- err }()
+		synctest.Wait() // in the 1 s wait
+		u.Pause()
+		time.Sleep(time.Minute)
+		if s.i != 2 {
+			t.Fatalf("%d requests while paused", s.i)
+		}
+		u.Resume()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		s.done()
+	})
+}
+
+func TestCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := &script{t: t, exs: []ex{start(), {n: 10, status: 503}}}
+		var last State
+		u, _ := New(s, &memSource{data: data(10)}, Options{URL: testURL, Retry: fastRetry(), OnState: func(st State) { last = st }})
+		done := make(chan error)
+		go func() { _, err := u.Run(ctx); done <- err }()
+		synctest.Wait()
+		cancel()
+		err := <-done
+		if Code(err) != CodeAborted || last != StateAborted || u.State() != StateAborted {
+			t.Fatalf("err %v, state %s", err, last)
+		}
+		s.done()
+	})
+}

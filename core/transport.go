@@ -1,0 +1,80 @@
+package core
+
+import (
+	"context"
+	"strings"
+)
+
+// Header holds HTTP header fields under lower-case names, one value each: the protocol never
+// needs repeated fields, and fetch's Headers object joins them anyway.
+type Header map[string]string
+
+// Get returns the value of field name, matched without regard to case.
+func (h Header) Get(name string) string { return h[strings.ToLower(name)] }
+
+// Set stores value under the lower-case form of name.
+func (h Header) Set(name, value string) { h[strings.ToLower(name)] = value }
+
+// Clone returns a copy of h (never nil).
+func (h Header) Clone() Header {
+	c := make(Header, len(h))
+	for k, v := range h {
+		c[k] = v
+	}
+	return c
+}
+
+// A Piece is a run of the upload's bytes, or a small byte string made by core (a multipart
+// prefix, the metadata). Transports send pieces as they are; [Bytes] is the only kind core
+// makes, any other kind comes from a [Source] and is the transport's to understand.
+type Piece interface {
+	// Len is the length in bytes.
+	Len() int64
+}
+
+// Bytes is a Piece held in memory.
+type Bytes []byte
+
+// Len returns len(b).
+func (b Bytes) Len() int64 { return int64(len(b)) }
+
+// A Source hands out the bytes to upload without core reading them.
+type Source interface {
+	// Size is the total length in bytes, or -1 where it is not known in advance.
+	Size() int64
+	// Slice returns the bytes [start, end). Where the data ends before end, the piece is
+	// shorter; an empty piece means the data ends at start. For a source of known size,
+	// end never exceeds Size.
+	Slice(start, end int64) (Piece, error)
+}
+
+// Request is one HTTP request for a [Transport] to send.
+type Request struct {
+	Method string
+	URL    string
+	Header Header
+	// Body is sent as the concatenation of its pieces; Content-Length is their total.
+	Body []Piece
+}
+
+// ContentLength returns the total length of r's body.
+func (r *Request) ContentLength() int64 {
+	var n int64
+	for _, p := range r.Body {
+		n += p.Len()
+	}
+	return n
+}
+
+// Response is the answer to a Request.
+type Response struct {
+	Status int
+	Header Header
+	Body   []byte
+}
+
+// Transport sends one request and returns its answer. An error means no answer arrived (a lost
+// connection, a refused one, or ctx ending); any HTTP status, even 500, is an answer.
+type Transport interface {
+	Do(ctx context.Context, req *Request) (*Response, error)
+}

@@ -1,0 +1,431 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Upload is one upload. [New] checks its options before anything is sent; [Upload.Run]
+// carries it out; Pause and Resume may be called from any goroutine while it runs, and
+// cancelling Run's context aborts it.
+type Upload struct {
+	tr  Transport
+	src Source
+	o   Options
+
+	mu      sync.Mutex
+	state   State
+	paused  bool
+	session string        // the session URI, "" before one is started
+	wake    chan struct{} // interrupts a wait on Pause and Resume
+
+	// Below: owned by the driver loop (Run) alone.
+	home        string // the origin the caller's headers may go to
+	hdr         Header // Options.Header merged with GetHeader's answer
+	total       int64  // the size, -1 until known
+	prog        progressState
+	backoffs    int // backoff retries since the last progress
+	throttles   int // 429/408 retries since the last progress
+	authRetried bool
+}
+
+// New checks o against src and returns an upload ready to Run, or an *ArgumentError.
+func New(tr Transport, src Source, o Options) (*Upload, error) {
+	if tr == nil {
+		return nil, &ArgumentError{Field: "transport", Reason: "missing"}
+	}
+	if err := o.validate(src); err != nil {
+		return nil, err
+	}
+	home := originOf(o.URL)
+	if home == "" {
+		home = originOf(o.SessionURL)
+	}
+	return &Upload{
+		tr: tr, src: src, o: o,
+		state:   StateStarting,
+		session: o.SessionURL,
+		wake:    make(chan struct{}, 1),
+		home:    home,
+		total:   src.Size(),
+	}, nil
+}
+
+// State returns where the upload stands.
+func (u *Upload) State() State {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.state
+}
+
+// SessionURL returns the session URI once known, else "".
+func (u *Upload) SessionURL() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.session
+}
+
+// Type returns the way the upload is sent, with Auto already decided.
+func (u *Upload) Type() Type { return u.o.Type }
+
+// Pause stops the upload after the request in flight; a retry wait in progress ends at once.
+func (u *Upload) Pause() {
+	u.mu.Lock()
+	if u.paused || u.state.final() {
+		u.mu.Unlock()
+		return
+	}
+	u.paused = true
+	u.mu.Unlock()
+	u.setState(StatePaused)
+	u.poke()
+}
+
+// Resume goes on after Pause, from the server's offset: a resumable upload first asks the
+// session how much it holds (PROTOCOL.md section 4).
+func (u *Upload) Resume() {
+	u.mu.Lock()
+	if !u.paused || u.state.final() {
+		u.mu.Unlock()
+		return
+	}
+	u.paused = false
+	next := StateUploading
+	if u.session == "" && u.o.Type == Resumable {
+		next = StateStarting
+	}
+	u.mu.Unlock()
+	u.setState(next)
+	u.poke()
+}
+
+func (u *Upload) poke() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s State) final() bool { return s == StateDone || s == StateFailed || s == StateAborted }
+
+// setState records s and tells OnState. While paused, only a final state replaces "paused".
+func (u *Upload) setState(s State) {
+	u.mu.Lock()
+	if u.state == s || u.state.final() || (u.paused && s != StatePaused && !s.final()) {
+		u.mu.Unlock()
+		return
+	}
+	u.state = s
+	u.mu.Unlock()
+	if u.o.OnState != nil {
+		u.o.OnState(s)
+	}
+}
+
+func (u *Upload) setSession(url string) {
+	u.mu.Lock()
+	u.session = url
+	u.mu.Unlock()
+	if url != "" && u.o.OnSession != nil {
+		u.o.OnSession(url)
+	}
+}
+
+func (u *Upload) isPaused() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.paused
+}
+
+// Run carries out the upload and returns the server's final answer. Errors map onto the codes
+// of shared/API.md through [Code]; a cancelled ctx returns ctx.Err() ("aborted"). Run may be
+// called once.
+func (u *Upload) Run(ctx context.Context) (*Result, error) {
+	if u.o.OnState != nil {
+		u.o.OnState(u.State()) // "starting": every upload's first state is told too
+	}
+	u.prog.start(time.Now(), u.total)
+	u.emitProgress()
+	var res *Result
+	err := u.refreshHeaders(ctx)
+	if err == nil {
+		if u.o.Type == Resumable {
+			res, err = u.runResumable(ctx)
+		} else {
+			res, err = u.runSingle(ctx)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		u.setState(StateAborted)
+		return nil, ctx.Err()
+	case err != nil:
+		u.setState(StateFailed)
+		return nil, err
+	}
+	u.prog.p.Total = max(u.total, 0)
+	u.prog.sent(time.Now(), u.total)
+	u.prog.p.Confirmed = u.prog.p.Loaded
+	u.emitProgress()
+	u.setState(StateDone)
+	return res, nil
+}
+
+func (u *Upload) emitProgress() {
+	if u.o.OnProgress != nil {
+		u.o.OnProgress(u.prog.snapshot())
+	}
+}
+
+// refreshHeaders asks GetHeader (if any) for the caller's headers and merges them over
+// Options.Header: before the first request, and again after a 401.
+func (u *Upload) refreshHeaders(ctx context.Context) error {
+	h := Header{}
+	for k, v := range u.o.Header {
+		h.Set(k, v) // the caller may write "Authorization": keys are kept lower-case
+	}
+	if u.o.GetHeader != nil {
+		got, err := u.o.GetHeader(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &ArgumentError{Field: "getHeaders", Reason: err.Error()}
+		}
+		for k, v := range got {
+			if !validName(k) || !validValue(v) {
+				return &ArgumentError{Field: "getHeaders", Reason: "not a valid header: " + k}
+			}
+			h.Set(k, v)
+		}
+	}
+	u.hdr = h
+	return nil
+}
+
+// headersFor returns the headers for a request to url: the caller's only where url is on the
+// upload URL's origin, so a token never reaches a session URI on another origin.
+func (u *Upload) headersFor(url string) Header {
+	h := Header{}
+	if originOf(url) == u.home {
+		for k, v := range u.hdr {
+			h[k] = v
+		}
+	}
+	return h
+}
+
+// do sends req and tells OnRequest how it went.
+func (u *Upload) do(ctx context.Context, req *Request) (*Response, error) {
+	t0 := time.Now()
+	resp, err := u.tr.Do(ctx, req)
+	if err == nil && resp == nil {
+		err = errors.New("core: transport returned neither answer nor error")
+	}
+	if resp != nil && resp.Header == nil {
+		resp.Header = Header{}
+	}
+	if u.o.OnRequest != nil {
+		info := RequestInfo{Method: req.Method, URL: req.URL, ContentRange: req.Header.Get("Content-Range"), Duration: time.Since(t0), Err: err}
+		if err == nil {
+			info.Status = resp.Status
+		}
+		u.o.OnRequest(info)
+	}
+	return resp, err
+}
+
+// pausePoint waits while the upload is paused; it reports whether it waited.
+func (u *Upload) pausePoint(ctx context.Context) (bool, error) {
+	waited := false
+	for u.isPaused() {
+		waited = true
+		select {
+		case <-ctx.Done():
+			return true, ctx.Err()
+		case <-u.wake:
+		}
+	}
+	return waited, ctx.Err()
+}
+
+// retry decides whether a failed exchange may go again and, if so, waits (PROTOCOL.md
+// section 5). It returns the error to report when the retries have run out.
+func (u *Upload) retry(ctx context.Context, v verdict, resp *Response, err error) error {
+	p := u.o.Retry
+	info := RetryInfo{Err: err}
+	if err == nil {
+		info.Status = resp.Status
+		info.Err = httpError(resp)
+	}
+	switch v {
+	case vBackoff:
+		if u.backoffs >= p.Retries {
+			return exhausted(u.backoffs+1, resp, err)
+		}
+		info.Delay = p.backoff(u.backoffs)
+		u.backoffs++
+		info.Attempt = u.backoffs
+	case vThrottle:
+		if u.throttles >= p.ThrottleRetries {
+			return exhausted(u.throttles+1, resp, err)
+		}
+		d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		if !ok {
+			d = p.backoff(u.throttles)
+		}
+		info.Delay = min(d, p.MaxDelay)
+		u.throttles++
+		info.Attempt = u.throttles
+	}
+	u.setState(StateRetrying)
+	if u.o.OnRetry != nil {
+		u.o.OnRetry(info)
+	}
+	if err := u.sleep(ctx, info.Delay); err != nil {
+		return err
+	}
+	u.setState(StateUploading)
+	return nil
+}
+
+// sleep waits d; a Pause ends the wait early (the pause point that follows holds the upload).
+func (u *Upload) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			return nil
+		case <-u.wake:
+			if u.isPaused() {
+				return nil
+			}
+		}
+	}
+}
+
+func exhausted(attempts int, resp *Response, err error) error {
+	if err != nil {
+		return &NetworkError{Attempts: attempts, Err: err}
+	}
+	return &RetriesExhaustedError{Attempts: attempts, Last: httpError(resp)}
+}
+
+func httpError(resp *Response) *HTTPError {
+	return &HTTPError{Status: resp.Status, Header: resp.Header, Body: resp.Body}
+}
+
+// runSingle sends a media or multipart upload: one request, retried whole (PROTOCOL.md
+// section 1).
+func (u *Upload) runSingle(ctx context.Context) (*Result, error) {
+	end := u.total
+	if end < 0 {
+		end = math.MaxInt64
+	}
+	media, err := u.src.Slice(0, end)
+	if err != nil {
+		return nil, &ArgumentError{Field: "source", Reason: err.Error()}
+	}
+	u.total = media.Len()
+	u.prog.p.Total = u.total
+	url := withUploadType(u.o.URL, string(u.o.Type))
+	body, ctype := []Piece{media}, u.o.ContentType
+	if u.o.Type == Multipart {
+		body, ctype = multipartBody(u.o.Metadata, u.o.ContentType, media)
+	}
+	for {
+		if _, err := u.pausePoint(ctx); err != nil {
+			return nil, err
+		}
+		u.setState(StateUploading)
+		req := &Request{Method: u.o.Method, URL: url, Header: u.headersFor(url), Body: body}
+		req.Header.Set("Content-Type", ctype)
+		resp, err := u.do(ctx, req)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		switch v := classify(resp, err, false); v {
+		case vAnswer:
+			if resp.Status == 308 {
+				return nil, &ProtocolError{Reason: "308 answer to a single-request upload", Status: 308}
+			}
+			return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body}, nil
+		case vAuth:
+			if err := u.reauth(ctx, resp); err != nil {
+				return nil, err
+			}
+		case vBackoff, vThrottle:
+			if err := u.retry(ctx, v, resp, err); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, httpError(resp)
+		}
+	}
+}
+
+// reauth asks GetHeader again after a 401, once; a second 401 is final.
+func (u *Upload) reauth(ctx context.Context, resp *Response) error {
+	if u.authRetried || u.o.GetHeader == nil {
+		return httpError(resp)
+	}
+	u.authRetried = true
+	return u.refreshHeaders(ctx)
+}
+
+// startSession starts a resumable session (PROTOCOL.md section 2) and returns its URI.
+func (u *Upload) startSession(ctx context.Context) (string, error) {
+	url := withUploadType(u.o.URL, string(Resumable))
+	u.authRetried = false
+	for {
+		if _, err := u.pausePoint(ctx); err != nil {
+			return "", err
+		}
+		u.setState(StateStarting)
+		req := &Request{Method: u.o.Method, URL: url, Header: u.headersFor(url)}
+		req.Header.Set("X-Upload-Content-Type", u.o.ContentType)
+		if u.total >= 0 { // left out where the length is not known
+			req.Header.Set("X-Upload-Content-Length", strconv.FormatInt(u.total, 10))
+		}
+		if u.o.Metadata != nil {
+			req.Header.Set("Content-Type", "application/json; charset=UTF-8")
+			req.Body = []Piece{Bytes(u.o.Metadata)}
+		}
+		resp, err := u.do(ctx, req)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		switch v := classify(resp, err, false); v {
+		case vAnswer:
+			if resp.Status == 308 {
+				return "", &ProtocolError{Reason: "308 answer to a session start", Status: 308}
+			}
+			loc := resp.Header.Get("Location")
+			if loc == "" {
+				return "", &ProtocolError{Reason: "no Location in the answer to a session start", Status: resp.Status}
+			}
+			abs, ok := resolveLocation(url, loc) // a relative Location is resolved against the request URL
+			if !ok {
+				return "", &ProtocolError{Reason: "unusable Location " + strconv.Quote(loc), Status: resp.Status}
+			}
+			return abs, nil
+		case vAuth:
+			if err := u.reauth(ctx, resp); err != nil {
+				return "", err
+			}
+		case vBackoff, vThrottle:
+			if err := u.retry(ctx, v, resp, err); err != nil {
+				return "", err
+			}
+		default:
+			return "", httpError(resp)
+		}
+	}
+}
