@@ -163,7 +163,7 @@ func TestResumableExchanges(t *testing.T) {
 		{
 			name: "server keeps nothing, again and again: reported, not looped on",
 			size: 2 * K256, opts: Options{ChunkSize: K256},
-			exs: append([]ex{start()}, repeat(6, ex{cr: "bytes 0-262143/524288", n: K256, status: 308})...),
+			exs:      append([]ex{start()}, repeat(6, ex{cr: "bytes 0-262143/524288", n: K256, status: 308})...),
 			wantCode: CodeProtocol,
 		},
 		{
@@ -495,4 +495,3 @@ func TestProgress(t *testing.T) {
 		t.Errorf("states %v", states)
 	}
 }
-
