@@ -69,7 +69,7 @@ test_native() {
 	go test -count=1 -timeout 10m ./core/... ./web/...
 	log "fuzzing the header parsers briefly"
 	local f
-	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation; do
+	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzJSONString; do
 		go test -run '^$' -fuzz "^$f\$" -fuzztime 5s ./core >/dev/null
 		echo "fuzz $f: ok"
 	done

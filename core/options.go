@@ -54,6 +54,10 @@ type Options struct {
 	QueryStatusEachChunk bool
 	// NoRedirect308 sends "X-GUploader-No-308: yes" with the session's requests.
 	NoRedirect308 bool
+	// Checksum hashes the bytes while they are sent, states the hashes in X-Goog-Hash with
+	// the final request, and compares them with the final metadata's. The source's pieces
+	// must then be ReadablePieces.
+	Checksum Checksum
 
 	OnProgress func(Progress)
 	OnRetry    func(RetryInfo)
@@ -107,6 +111,11 @@ func (o *Options) validate(src Source) error {
 	}
 	if o.ChunkSize < 0 || o.ChunkSize%ChunkAlign != 0 {
 		return &ArgumentError{Field: "chunkSize", Reason: "must be a positive multiple of 262144, or 0 for the whole rest"}
+	}
+	switch o.Checksum {
+	case NoChecksum, CRC32C, MD5, Both:
+	default:
+		return &ArgumentError{Field: "checksum", Reason: "must be crc32c, md5 or both, not " + string(o.Checksum)}
 	}
 	if o.ContentType == "" {
 		o.ContentType = "application/octet-stream"

@@ -58,7 +58,7 @@ func (u *Upload) runResumable(ctx context.Context) (*Result, error) {
 			req = u.statusQuery()
 		} else {
 			var err error
-			if req, chunkEnd, err = u.chunk(s.offset); err != nil {
+			if req, chunkEnd, err = u.chunk(ctx, s.offset); err != nil {
 				return nil, err
 			}
 			s.sent = max(s.sent, chunkEnd)
@@ -164,8 +164,10 @@ func (u *Upload) statusQuery() *Request {
 // chunk builds the PUT of the bytes from offset (PROTOCOL.md section 3) and returns it with the
 // end of its range. Every chunk but the last is ChunkSize long, a multiple of 256 KiB. Where
 // the size is not known, a chunk shorter than ChunkSize is the last and states the total; when
-// the data ends exactly on a chunk boundary, the last request is empty: "bytes */TOTAL".
-func (u *Upload) chunk(offset int64) (*Request, int64, error) {
+// the data ends exactly on a chunk boundary, the last request is empty: "bytes */TOTAL". With
+// a checksum, the chunk's new bytes are hashed before it goes, and the last request states
+// the hashes.
+func (u *Upload) chunk(ctx context.Context, offset int64) (*Request, int64, error) {
 	want := u.o.ChunkSize
 	end := int64(math.MaxInt64)
 	if want > 0 {
@@ -186,9 +188,15 @@ func (u *Upload) chunk(offset int64) (*Request, int64, error) {
 		u.total = offset + n // the data ends here: this request states the total
 		u.prog.p.Total = u.total
 	}
+	if err := u.hash.add(ctx, u.src, offset, piece); err != nil {
+		return nil, 0, &ArgumentError{Field: "source", Reason: err.Error()}
+	}
 	url := u.SessionURL()
 	h := u.sessionHeader(url)
 	h.Set("Content-Range", contentRange(offset, offset+n, u.total))
+	if u.hash != nil && offset+n == u.total {
+		h.Set("X-Goog-Hash", u.hash.header()) // every byte is hashed by now: state the hashes
+	}
 	req := &Request{Method: "PUT", URL: url, Header: h}
 	if n > 0 {
 		req.Body = []Piece{piece}

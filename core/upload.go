@@ -24,9 +24,10 @@ type Upload struct {
 	wake    chan struct{} // interrupts a wait on Pause and Resume
 
 	// Below: owned by the driver loop (Run) alone.
-	home        string // the origin the caller's headers may go to
-	hdr         Header // Options.Header merged with GetHeader's answer
-	total       int64  // the size, -1 until known
+	home        string  // the origin the caller's headers may go to
+	hdr         Header  // Options.Header merged with GetHeader's answer
+	total       int64   // the size, -1 until known
+	hash        *hasher // nil without a checksum
 	prog        progressState
 	backoffs    int // backoff retries since the last progress
 	throttles   int // 429/408 retries since the last progress
@@ -52,6 +53,7 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 		wake:    make(chan struct{}, 1),
 		home:    home,
 		total:   src.Size(),
+		hash:    newHasher(o.Checksum),
 	}, nil
 }
 
@@ -157,6 +159,14 @@ func (u *Upload) Run(ctx context.Context) (*Result, error) {
 			res, err = u.runResumable(ctx)
 		} else {
 			res, err = u.runSingle(ctx)
+		}
+	}
+	if err == nil && u.hash != nil {
+		// A session handed in may finish without our sending every byte: hash the rest.
+		if err = u.hash.catchUp(ctx, u.src, u.total); err != nil {
+			err = &ArgumentError{Field: "source", Reason: err.Error()}
+		} else {
+			err = u.hash.verify(res.Body)
 		}
 	}
 	switch {
@@ -335,6 +345,9 @@ func (u *Upload) runSingle(ctx context.Context) (*Result, error) {
 	}
 	u.total = media.Len()
 	u.prog.p.Total = u.total
+	if err := u.hash.catchUp(ctx, u.src, u.total); err != nil {
+		return nil, &ArgumentError{Field: "source", Reason: err.Error()}
+	}
 	url := withUploadType(u.o.URL, string(u.o.Type))
 	body, ctype := []Piece{media}, u.o.ContentType
 	if u.o.Type == Multipart {
@@ -347,6 +360,9 @@ func (u *Upload) runSingle(ctx context.Context) (*Result, error) {
 		u.setState(StateUploading)
 		req := &Request{Method: u.o.Method, URL: url, Header: u.headersFor(url), Body: body}
 		req.Header.Set("Content-Type", ctype)
+		if u.hash != nil {
+			req.Header.Set("X-Goog-Hash", u.hash.header())
+		}
 		resp, err := u.do(ctx, req)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

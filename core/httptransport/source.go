@@ -2,6 +2,7 @@ package httptransport
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 
@@ -30,6 +31,16 @@ type section struct{ *io.SectionReader }
 func (p section) Len() int64 { return p.Size() }
 
 func (p section) NewReader() io.Reader { return io.NewSectionReader(p.SectionReader, 0, p.Size()) }
+
+// Read reads the piece's bytes, for a checksum.
+func (p section) Read(context.Context) ([]byte, error) {
+	b := make([]byte, p.Size())
+	n, err := p.ReadAt(b, 0)
+	if n == len(b) {
+		err = nil // io.ReaderAt may say io.EOF along with a full read at the end
+	}
+	return b, err
+}
 
 // Reader returns a core.Source over a stream of unknown length: the upload states its total
 // only with the last chunk (PROTOCOL.md section 3). It keeps in memory the bytes the server has
@@ -78,3 +89,6 @@ type bytesPiece []byte
 func (b bytesPiece) Len() int64 { return int64(len(b)) }
 
 func (b bytesPiece) NewReader() io.Reader { return bytes.NewReader(b) }
+
+// Read returns the piece's bytes, for a checksum.
+func (b bytesPiece) Read(context.Context) ([]byte, error) { return b, nil }

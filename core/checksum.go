@@ -1,0 +1,183 @@
+package core
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"hash"
+	"hash/crc32"
+)
+
+// Checksum says which hashes an upload computes while it sends, states in X-Goog-Hash with
+// its final request, and compares with the hashes of the final metadata.
+type Checksum string
+
+const (
+	NoChecksum Checksum = ""
+	CRC32C     Checksum = "crc32c"
+	MD5        Checksum = "md5"
+	Both       Checksum = "both"
+)
+
+// ReadablePiece is a piece whose bytes can be read, which a checksum needs. Bytes is one; the
+// browser's Blob slices are read with Blob.arrayBuffer, one chunk at a time, only when a
+// checksum was asked for.
+type ReadablePiece interface {
+	Piece
+	Read(ctx context.Context) ([]byte, error)
+}
+
+// Read returns b itself.
+func (b Bytes) Read(context.Context) ([]byte, error) { return b, nil }
+
+// hashReadStep is how much of the source a catch-up reads at once.
+const hashReadStep = 8 << 20
+
+// hasher hashes the upload's bytes in order, each byte once, however often it is sent.
+type hasher struct {
+	crc  hash.Hash32
+	md5  hash.Hash
+	upTo int64 // bytes [0, upTo) are hashed
+}
+
+func newHasher(c Checksum) *hasher {
+	if c == NoChecksum {
+		return nil
+	}
+	h := &hasher{}
+	if c == CRC32C || c == Both {
+		h.crc = crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	}
+	if c == MD5 || c == Both {
+		h.md5 = md5.New()
+	}
+	return h
+}
+
+// add hashes what piece p, which starts at offset, holds beyond the bytes already hashed,
+// reading the source first for any gap before offset.
+func (h *hasher) add(ctx context.Context, src Source, offset int64, p Piece) error {
+	if h == nil || offset+p.Len() <= h.upTo {
+		return nil
+	}
+	if err := h.catchUp(ctx, src, offset); err != nil {
+		return err
+	}
+	return h.write(ctx, offset, p)
+}
+
+// catchUp hashes the source's bytes from upTo to `to`, a step at a time.
+func (h *hasher) catchUp(ctx context.Context, src Source, to int64) error {
+	for h != nil && h.upTo < to {
+		p, err := src.Slice(h.upTo, min(to, h.upTo+hashReadStep))
+		if err != nil {
+			return err
+		}
+		if p.Len() == 0 {
+			return nil // the data ends here
+		}
+		if err := h.write(ctx, h.upTo, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *hasher) write(ctx context.Context, offset int64, p Piece) error {
+	rp, ok := p.(ReadablePiece)
+	if !ok {
+		return errors.New("core: the source's bytes cannot be read for a checksum")
+	}
+	b, err := rp.Read(ctx)
+	if err != nil {
+		return err
+	}
+	b = b[h.upTo-offset:]
+	if h.crc != nil {
+		h.crc.Write(b)
+	}
+	if h.md5 != nil {
+		h.md5.Write(b)
+	}
+	h.upTo += int64(len(b))
+	return nil
+}
+
+func (h *hasher) sums() (crc, md string) {
+	if h.crc != nil {
+		crc = base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, h.crc.Sum32()))
+	}
+	if h.md5 != nil {
+		md = base64.StdEncoding.EncodeToString(h.md5.Sum(nil))
+	}
+	return crc, md
+}
+
+// header returns the X-Goog-Hash value: "crc32c=…,md5=…" (base64, as GCS states them).
+func (h *hasher) header() string {
+	crc, md := h.sums()
+	switch {
+	case crc != "" && md != "":
+		return "crc32c=" + crc + ",md5=" + md
+	case crc != "":
+		return "crc32c=" + crc
+	}
+	return "md5=" + md
+}
+
+// verify compares the hashes with those of the final metadata (GCS: "crc32c", "md5Hash";
+// Drive: "md5Checksum", in hex). A hash asked for that the server does not state is a
+// mismatch too: the caller asked to be sure.
+func (h *hasher) verify(body []byte) error {
+	if h == nil {
+		return nil
+	}
+	crc, md := h.sums()
+	if crc != "" {
+		got, _ := jsonString(body, "crc32c")
+		if got != crc {
+			return &ChecksumError{Kind: "crc32c", Local: crc, Server: got}
+		}
+	}
+	if md != "" {
+		got, ok := jsonString(body, "md5Hash")
+		if !ok {
+			if hex, ok := jsonString(body, "md5Checksum"); ok {
+				got = hexToBase64(hex)
+			}
+		}
+		if got != md {
+			return &ChecksumError{Kind: "md5", Local: md, Server: got}
+		}
+	}
+	return nil
+}
+
+func hexToBase64(s string) string {
+	if len(s)%2 != 0 {
+		return s
+	}
+	b := make([]byte, len(s)/2)
+	for i := range b {
+		hi, lo := unhex(s[2*i]), unhex(s[2*i+1])
+		if hi < 0 || lo < 0 {
+			return s
+		}
+		b[i] = byte(hi<<4 | lo)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}

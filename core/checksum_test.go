@@ -1,0 +1,112 @@
+package core
+
+import (
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/crc32"
+	"strings"
+	"testing"
+)
+
+func sums(b []byte) (crc, md string) {
+	c := crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))
+	m := md5.Sum(b)
+	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, c)), base64.StdEncoding.EncodeToString(m[:])
+}
+
+func TestChecksum(t *testing.T) {
+	d := data(3*K256 + 5)
+	crc, md := sums(d)
+	meta := `{"kind":"storage#object","nested":{"md5Hash":"wrong"},"crc32c":"` + crc + `","md5Hash":"` + md + `"}`
+	hashIs := func(want string) func(*testing.T, *Request) {
+		return func(t *testing.T, r *Request) {
+			if got := r.Header.Get("X-Goog-Hash"); got != want {
+				t.Errorf("X-Goog-Hash %q, want %q", got, want)
+			}
+		}
+	}
+	tests := []struct {
+		name string
+		c    Checksum
+		exs  []ex
+		code string
+	}{
+		{"both, with a chunk the server kept only part of", Both, []ex{
+			start(),
+			{n: K256, status: 308, rng: "bytes=0-262143", check: hashIs("")},
+			{n: K256, status: 308, rng: "bytes=0-299999", check: hashIs("")},
+			{n: K256, status: 308, rng: "bytes=0-562143", check: hashIs("")},
+			{n: 3*K256 + 5 - 562144, status: 200, body: meta, check: hashIs("crc32c=" + crc + ",md5=" + md)},
+		}, ""},
+		{"crc32c only", CRC32C, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"}, {n: -1, status: 200, body: meta, check: hashIs("crc32c=" + crc)}}, ""},
+		{"server's md5 differs", MD5, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"},
+			{n: -1, status: 200, body: strings.Replace(meta, md, "AAAA", 1)}}, CodeChecksum},
+		{"server states no hash", CRC32C, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"}, {n: -1, status: 200, body: `{}`}}, CodeChecksum},
+		{"Drive's md5Checksum in hex", MD5, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"},
+			{n: -1, status: 200, body: `{"md5Checksum":"` + hexMD5(d) + `"}`}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err, s := runScript(t, &memSource{data: d}, Options{ChunkSize: K256, Checksum: tt.c}, tt.exs)
+			s.done()
+			if Code(err) != tt.code {
+				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
+			}
+		})
+	}
+}
+
+func hexMD5(b []byte) string {
+	s := md5.Sum(b)
+	return hex.EncodeToString(s[:])
+}
+
+// A session handed in that is already complete: the bytes are hashed from the source.
+func TestChecksumAdoptedSession(t *testing.T) {
+	d := data(1000)
+	crc, md := sums(d)
+	_, err, s := runScript(t, &memSource{data: d}, Options{SessionURL: testSession, Checksum: Both},
+		[]ex{{cr: "bytes */1000", n: 0, status: 200, body: `{"crc32c":"` + crc + `","md5Hash":"` + md + `"}`}})
+	s.done()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChecksumMedia(t *testing.T) {
+	d := data(5000)
+	crc, md := sums(d)
+	_, err, s := runScript(t, &memSource{data: d}, Options{Type: Media, Checksum: Both}, []ex{{method: "POST", n: 5000, status: 200,
+		body: `{"crc32c":"` + crc + `","md5Hash":"` + md + `"}`,
+		check: func(t *testing.T, r *Request) {
+			if r.Header.Get("x-goog-hash") != "crc32c="+crc+",md5="+md {
+				t.Error("X-Goog-Hash missing or wrong")
+			}
+		}}})
+	s.done()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestJSONString(t *testing.T) {
+	body := `  {"a": {"md5Hash": "no", "x": [1, "]", {"y": "}"}]}, "n": -1.5e3, "t": true, "md5Hash" : "a\/b\u0041\"",
+	"z": null}`
+	if got, ok := jsonString([]byte(body), "md5Hash"); !ok || got != `a/bA"` {
+		t.Fatalf("got %q, %v", got, ok)
+	}
+	for _, b := range []string{``, `[]`, `{"md5Hash":1}`, `{"a":"b"`, `{"a" "b"}`, `{"md5Hash":"unterminated}`} {
+		if got, ok := jsonString([]byte(b), "md5Hash"); ok {
+			t.Errorf("%s: found %q", b, got)
+		}
+	}
+}
+
+func FuzzJSONString(f *testing.F) {
+	f.Add(`{"md5Hash":"x","a":[{"b":"]"}]}`)
+	f.Fuzz(func(t *testing.T, b string) {
+		jsonString([]byte(b), "md5Hash") // must not panic or hang
+	})
+}

@@ -1,0 +1,192 @@
+package interop
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mediaupload/mediaupload/core"
+	"github.com/mediaupload/mediaupload/core/httptransport"
+	"github.com/mediaupload/mediaupload/web/refserver"
+)
+
+// One upload per fault kind of the injector, each ending with the stored bytes' md5 equal to
+// the source's.
+func TestFaultKinds(t *testing.T) {
+	size := 3*K256 + 12345
+	tests := []struct {
+		name    string
+		rules   []refserver.Rule
+		opts    core.Options
+		retries int // at least this many onRetry calls
+		wantKs  []string
+	}{
+		{name: "no fault", opts: core.Options{ChunkSize: K256}},
+		{name: "503 twice on a chunk", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionStatus, Status: 503, Times: 2}}, opts: core.Options{ChunkSize: K256}, retries: 2},
+		{name: "500 on the session start", rules: []refserver.Rule{{On: refserver.KindStart, Action: refserver.ActionStatus, Status: 500}}, retries: 1},
+		{name: "502 on a status query", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionStatus, Status: 504, Skip: 1}, {On: refserver.KindQuery, Action: refserver.ActionStatus, Status: 502}}, opts: core.Options{ChunkSize: K256}, retries: 2},
+		{name: "connection closed mid-chunk", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionClose, AfterBytes: 100000, Skip: 1}}, opts: core.Options{ChunkSize: 2 * K256}, retries: 1},
+		{name: "connection closed after the whole last chunk", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionClose, AfterBytes: 1 << 30, Skip: 3}}, opts: core.Options{ChunkSize: K256}, retries: 1},
+		{name: "part of a chunk kept", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionKeep, Keep: 1000, Times: 2}}, opts: core.Options{ChunkSize: K256}},
+		{name: "session expired (404)", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionExpire, Skip: 2}}, opts: core.Options{ChunkSize: K256}},
+		{name: "session failed (410)", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionGone, Skip: 1}}, opts: core.Options{ChunkSize: K256}},
+		{name: "429 with Retry-After", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionRateLimit, RetryAfter: 1}}, opts: core.Options{ChunkSize: 0}, retries: 1},
+		{name: "whole file in one PUT with a drop", rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionClose, AfterBytes: 300000}}, opts: core.Options{ChunkSize: 0}, retries: 1},
+		{name: "media with a 503", rules: []refserver.Rule{{On: refserver.KindMedia, Action: refserver.ActionStatus, Status: 503}}, opts: core.Options{Type: core.Media}, retries: 1},
+		{name: "multipart with a drop", rules: []refserver.Rule{{On: refserver.KindMultipart, Action: refserver.ActionClose, AfterBytes: 5000}}, opts: core.Options{Type: core.Multipart, Metadata: []byte(`{"contentLanguage":"en"}`)}, retries: 1},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, base := refServer(t, refserver.Options{})
+			if err := s.SetFaults(refserver.Faults{Rules: tt.rules}); err != nil {
+				t.Fatal(err)
+			}
+			data := randomBytes(uint64(i), size)
+			retries := 0
+			tt.opts.OnRetry = func(core.RetryInfo) { retries++ }
+			name := "fault-" + strings.ReplaceAll(tt.name, " ", "-")
+			res, err := upload(t, base+"/upload/storage/v1/b/bkt/o?name="+name, data, tt.opts, nil)
+			if err != nil {
+				t.Fatalf("%v (code %s)", err, core.Code(err))
+			}
+			if retries < tt.retries {
+				t.Errorf("%d retries, want at least %d", retries, tt.retries)
+			}
+			if tt.rules != nil && !strings.Contains(logText(s), "fault") {
+				t.Error("no fault was injected")
+			}
+			if res.Status != 200 && res.Status != 201 {
+				t.Errorf("status %d", res.Status)
+			}
+			stored(t, s, name, data)
+		})
+	}
+}
+
+func logText(s *refserver.Server) string {
+	var b strings.Builder
+	for _, e := range s.Log() {
+		if e.Fault != "" {
+			b.WriteString("fault " + e.Fault + "\n")
+		}
+	}
+	return b.String()
+}
+
+func Test401AsksForHeadersAgain(t *testing.T) {
+	s, base := refServer(t, refserver.Options{})
+	s.SetFaults(refserver.Faults{Rules: []refserver.Rule{{On: refserver.KindStart, Action: refserver.ActionUnauthorized}}})
+	calls := 0
+	data := randomBytes(7, K256+1)
+	_, err := upload(t, base+"/upload/x?name=auth", data, core.Options{GetHeader: func(context.Context) (core.Header, error) {
+		calls++
+		return core.Header{"authorization": "Bearer t"}, nil
+	}}, nil)
+	if err != nil || calls != 2 {
+		t.Fatalf("err %v, getHeaders called %d times", err, calls)
+	}
+	stored(t, s, "auth", data)
+}
+
+func TestRangeFormsAndNo308(t *testing.T) {
+	for _, tc := range []struct {
+		form  string
+		no308 bool
+	}{{refserver.RangeBytes, false}, {refserver.RangePlain, false}, {refserver.RangeBytes, true}, {refserver.RangePlain, true}} {
+		s, base := refServer(t, refserver.Options{RangeForm: tc.form})
+		data := randomBytes(3, 2*K256+5)
+		name := "form-" + tc.form
+		if _, err := upload(t, base+"/upload/x?name="+name, data, core.Options{ChunkSize: K256, NoRedirect308: tc.no308}, nil); err != nil {
+			t.Fatalf("%s no308=%v: %v", tc.form, tc.no308, err)
+		}
+		stored(t, s, name, data)
+	}
+}
+
+func TestUnknownLength(t *testing.T) {
+	for _, size := range []int{0, 5, K256, 2 * K256, 2*K256 + 1} {
+		s, base := refServer(t, refserver.Options{})
+		data := randomBytes(uint64(size), size)
+		_, err := upload(t, base+"/upload/x?name=stream", nil, core.Options{ChunkSize: K256},
+			httptransport.Reader(strings.NewReader(string(data))))
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		stored(t, s, "stream", data)
+	}
+}
+
+// An upload stopped half-way is finished later by another client holding its session URI.
+func TestResumeWithSessionURL(t *testing.T) {
+	s, base := refServer(t, refserver.Options{})
+	data := randomBytes(11, 4*K256)
+	ctx, cancel := context.WithCancel(context.Background())
+	var session string
+	u, _ := core.New(&httptransport.Transport{}, httptransport.ReaderAt(strings.NewReader(string(data)), int64(len(data))), core.Options{
+		URL: base + "/upload/x?name=later", ChunkSize: K256, Retry: quick(),
+		OnSession: func(s string) { session = s },
+		OnProgress: func(p core.Progress) {
+			if p.Confirmed >= 2*K256 {
+				cancel()
+			}
+		},
+	})
+	if _, err := u.Run(ctx); core.Code(err) != core.CodeAborted {
+		t.Fatalf("first run: %v", err)
+	}
+	if _, _, ok := s.Object("later"); ok || session == "" {
+		t.Fatal("first run finished, or no session")
+	}
+	var first string
+	o := core.Options{SessionURL: session, ChunkSize: K256, OnRequest: func(r core.RequestInfo) {
+		if first == "" {
+			first = r.ContentRange
+		}
+	}}
+	if _, err := upload(t, "", data, o, nil); err != nil {
+		t.Fatal(err)
+	}
+	if first != "bytes */1048576" {
+		t.Errorf("first request of the resumed upload: %q, want a status query", first)
+	}
+	stored(t, s, "later", data)
+}
+
+// The reference server refuses what the protocol forbids, and the client reports it typed.
+func TestServerRefusalIsHTTPError(t *testing.T) {
+	_, base := refServer(t, refserver.Options{})
+	_, err := upload(t, base+"/upload/x?name=bad", []byte("abc"), core.Options{Type: core.Media, Method: "PATCH"}, nil)
+	if core.Code(err) != core.CodeInvalidArgument {
+		t.Fatalf("PATCH: %v", err)
+	}
+	_, err = upload(t, base+"/nope/x", []byte("abc"), core.Options{}, nil)
+	if core.Code(err) != core.CodeHTTP {
+		t.Fatalf("unknown path: %v (%s)", err, core.Code(err))
+	}
+}
+
+// With a checksum the final request states X-Goog-Hash, which the reference server verifies,
+// and the client compares the server's hashes with its own.
+func TestChecksumEndToEnd(t *testing.T) {
+	s, base := refServer(t, refserver.Options{})
+	s.SetFaults(refserver.Faults{Rules: []refserver.Rule{{On: refserver.KindChunk, Action: refserver.ActionKeep, Keep: 77}}})
+	for _, c := range []core.Checksum{core.CRC32C, core.MD5, core.Both} {
+		for _, typ := range []core.Type{core.Resumable, core.Media, core.Multipart} {
+			data := randomBytes(5, 2*K256+99)
+			name := "sum-" + string(c) + "-" + string(typ)
+			if _, err := upload(t, base+"/upload/x?name="+name, data, core.Options{ChunkSize: K256, Checksum: c, Type: typ}, nil); err != nil {
+				t.Fatalf("%s %s: %v", c, typ, err)
+			}
+			stored(t, s, name, data)
+		}
+	}
+	sent := 0
+	for _, e := range s.Log() {
+		if e.Fault == "" && e.Status >= 200 && e.Status < 300 && e.Kind != refserver.KindStart {
+			sent++
+		}
+	}
+	if sent != 9 {
+		t.Errorf("%d finishing requests, want 9", sent)
+	}
+}
