@@ -1,0 +1,117 @@
+package refserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+)
+
+// Config is the body of GET and POST /_ref/config. In a POST, a nil field is
+// left as it is and "" means the default.
+type Config struct {
+	SessionOrigin *string `json:"sessionOrigin,omitempty"`
+	RangeForm     *string `json:"rangeForm,omitempty"`
+}
+
+// controlMux serves the control API of CONTRACTS.md section A; the routes are
+// listed in doc.go.
+func (s *Server) controlMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /_ref/objects", func(w http.ResponseWriter, r *http.Request) {
+		objs := s.Objects()
+		out := make([]map[string]any, len(objs))
+		for i, o := range objs {
+			out[i] = o.listing()
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	mux.HandleFunc("GET /_ref/objects/{name...}", func(w http.ResponseWriter, r *http.Request) {
+		o, data, ok := s.Object(r.PathValue("name"))
+		if !ok {
+			writeError(w, http.StatusNotFound, "no such object")
+			return
+		}
+		w.Header().Set("Content-Type", o.ContentType)
+		w.Header().Set("X-Goog-Hash", "crc32c="+o.CRC32C+",md5="+o.MD5Hash)
+		w.Write(data)
+	})
+	mux.HandleFunc("GET /_ref/faults", func(w http.ResponseWriter, r *http.Request) {
+		f := s.CurrentFaults()
+		if f.Rules == nil {
+			f.Rules = []Rule{}
+		}
+		writeJSON(w, http.StatusOK, f)
+	})
+	mux.HandleFunc("POST /_ref/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Faults
+		if !readJSON(w, r, &f) {
+			return
+		}
+		if err := s.SetFaults(f); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		writeOK(w)
+	})
+	mux.HandleFunc("DELETE /_ref/faults", func(w http.ResponseWriter, r *http.Request) {
+		s.ClearFaults()
+		writeOK(w)
+	})
+	mux.HandleFunc("GET /_ref/log", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.Log())
+	})
+	mux.HandleFunc("DELETE /_ref/log", func(w http.ResponseWriter, r *http.Request) {
+		s.ClearLog()
+		writeOK(w)
+	})
+	mux.HandleFunc("GET /_ref/config", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.config())
+	})
+	mux.HandleFunc("POST /_ref/config", func(w http.ResponseWriter, r *http.Request) {
+		var c Config
+		if !readJSON(w, r, &c) {
+			return
+		}
+		if c.RangeForm != nil {
+			if err := s.SetRangeForm(*c.RangeForm); err != nil {
+				writeError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		if c.SessionOrigin != nil {
+			s.SetSessionOrigin(*c.SessionOrigin)
+		}
+		writeJSON(w, http.StatusOK, s.config())
+	})
+	mux.HandleFunc("POST /_ref/reset", func(w http.ResponseWriter, r *http.Request) {
+		s.Reset()
+		writeOK(w)
+	})
+	mux.HandleFunc("/_ref/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such control route")
+	})
+	return mux
+}
+
+func (s *Server) config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	origin, form := s.origin, s.form
+	return Config{SessionOrigin: &origin, RangeForm: &form}
+}
+
+// readJSON decodes a control request body, answering 400 when it is not
+// valid JSON.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return false
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		writeError(w, http.StatusBadRequest, "bad json: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func writeOK(w http.ResponseWriter) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) }

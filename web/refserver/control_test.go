@@ -1,0 +1,248 @@
+package refserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestCORSPreflight(t *testing.T) {
+	s := newTestServer(t, Options{})
+	loc := s.start(t, "POST", "", nil)
+	for _, target := range []string{loc, uploadPath + "?uploadType=resumable", "/_ref/faults", "/_ref/reset"} {
+		a := s.do(t, "OPTIONS", target, nil, "Origin: http://page.test",
+			"Access-Control-Request-Method: PUT",
+			"Access-Control-Request-Headers: content-range,x-goog-hash,x-guploader-no-308")
+		h := a.header
+		if a.status != 204 ||
+			h.Get("Access-Control-Allow-Origin") != "http://page.test" ||
+			!strings.Contains(h.Get("Access-Control-Allow-Methods"), "PUT") ||
+			h.Get("Access-Control-Allow-Headers") != "content-range,x-goog-hash,x-guploader-no-308" ||
+			h.Get("Access-Control-Max-Age") != "600" {
+			t.Errorf("preflight of %s: %d %v", target, a.status, h)
+		}
+	}
+	// Without Access-Control-Request-Headers: the protocol's list.
+	a := s.do(t, "OPTIONS", loc, nil, "Origin: http://page.test", "Access-Control-Request-Method: PUT")
+	allowed := strings.ToLower(a.header.Get("Access-Control-Allow-Headers"))
+	for _, name := range []string{"content-type", "content-range", "x-upload-content-type", "x-upload-content-length", "authorization", "x-goog-hash", "x-guploader-no-308"} {
+		if !strings.Contains(allowed, name) {
+			t.Errorf("Access-Control-Allow-Headers %q lacks %s", allowed, name)
+		}
+	}
+	// Preflights are logged but never faulted.
+	s.faults(t, Rule{On: KindAny, Action: ActionStatus, Times: -1})
+	if a := s.do(t, "OPTIONS", loc, nil, "Origin: http://page.test", "Access-Control-Request-Method: PUT"); a.status != 204 {
+		t.Errorf("preflight under an always-500 rule: status %d", a.status)
+	}
+	log := s.Log()
+	if last := log[len(log)-1]; last.Method != "OPTIONS" || last.Kind != "preflight" || last.Status != 204 {
+		t.Errorf("last log entry %+v, want the preflight", last)
+	}
+}
+
+func TestCORSOnEveryAnswer(t *testing.T) {
+	s := newTestServer(t, Options{})
+	loc := s.start(t, "POST", "", nil, "Origin: http://page.test")
+	type req struct {
+		name, method, url string
+		body              []byte
+		hdr               []string
+	}
+	reqs := []req{
+		{"308", "PUT", loc, testData(K), []string{"Content-Range: bytes 0-262143/*"}},
+		{"400", "PUT", loc, []byte("x"), []string{"Content-Range: bytes 0-0/*"}},
+		{"404 session", "PUT", uploadPath + "?upload_id=nope", nil, []string{"Content-Range: bytes */*"}},
+		{"201", "PUT", loc, []byte("x"), []string{"Content-Range: bytes 262144-262144/262145"}},
+		{"control", "GET", "/_ref/objects", nil, nil},
+		{"control 404", "GET", "/_ref/nothing", nil, nil},
+	}
+	for _, r := range reqs {
+		a := s.do(t, r.method, r.url, r.body, append(r.hdr, "Origin: http://page.test")...)
+		h := a.header
+		expose := h.Get("Access-Control-Expose-Headers")
+		if h.Get("Access-Control-Allow-Origin") != "http://page.test" {
+			t.Errorf("%s: Access-Control-Allow-Origin %q", r.name, h.Get("Access-Control-Allow-Origin"))
+		}
+		for _, name := range []string{"Location", "Range", "X-HTTP-Status-Code-Override", "X-Goog-Hash"} {
+			if !strings.Contains(expose, name) {
+				t.Errorf("%s: Access-Control-Expose-Headers %q lacks %s", r.name, expose, name)
+			}
+		}
+	}
+	if a := s.do(t, "GET", "/_ref/log", nil); a.header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("without Origin: Access-Control-Allow-Origin %q, want *", a.header.Get("Access-Control-Allow-Origin"))
+	}
+}
+
+func TestControlAPI(t *testing.T) {
+	s := newTestServer(t, Options{})
+
+	// Faults by JSON, as in CONTRACTS.md section A.
+	script := `{"rules":[{"on":"media","action":"status","status":503,"times":1}],"random":{"seed":5,"rate":0}}`
+	if a := s.do(t, "POST", "/_ref/faults", []byte(script), "Content-Type: application/json"); a.status != 200 {
+		t.Fatalf("POST /_ref/faults: %d %s", a.status, a.body)
+	}
+	var got Faults
+	if err := json.Unmarshal(s.do(t, "GET", "/_ref/faults", nil).body, &got); err != nil || len(got.Rules) != 1 || got.Rules[0].Status != 503 || got.Random == nil || got.Random.Seed != 5 {
+		t.Errorf("GET /_ref/faults: %+v %v", got, err)
+	}
+	media := uploadPath + "?uploadType=media&name=dir/a.txt"
+	if a := s.do(t, "POST", media, []byte("abc"), "Content-Type: text/plain", "Authorization: Bearer xyz"); a.status != 503 {
+		t.Errorf("faulted media: status %d, want 503", a.status)
+	}
+	if a := s.do(t, "POST", "/_ref/faults", []byte(`{"rules":[{"on":"nope","action":"status"}]}`)); a.status != 400 {
+		t.Errorf("invalid rule: status %d, want 400", a.status)
+	}
+	if a := s.do(t, "POST", "/_ref/faults", []byte(`{"rules":`)); a.status != 400 {
+		t.Errorf("invalid JSON: status %d, want 400", a.status)
+	}
+	s.do(t, "POST", "/_ref/faults", []byte(`{"rules":[{"on":"any","action":"status"}]}`))
+	s.do(t, "DELETE", "/_ref/faults", nil)
+	if a := s.do(t, "POST", media, []byte("abc"), "Content-Type: text/plain"); a.status != 200 {
+		t.Fatalf("media after DELETE /_ref/faults: status %d, want 200", a.status)
+	}
+
+	// The log, with the fields of CONTRACTS.md section A.
+	var log []map[string]any
+	if err := json.Unmarshal(s.do(t, "GET", "/_ref/log", nil).body, &log); err != nil || len(log) != 2 {
+		t.Fatalf("GET /_ref/log: %v %v", log, err)
+	}
+	for _, k := range []string{"time", "method", "path", "query", "contentRange", "contentLength", "status", "authorization", "fault"} {
+		if _, ok := log[0][k]; !ok {
+			t.Errorf("log entry lacks %q: %v", k, log[0])
+		}
+	}
+	if log[0]["status"] != 503.0 || log[0]["fault"] != "status 503" || log[0]["authorization"] != "Bearer xyz" ||
+		log[0]["contentLength"] != 3.0 || log[1]["status"] != 200.0 || log[1]["query"] != "uploadType=media&name=dir/a.txt" {
+		t.Errorf("log %v", log)
+	}
+	s.do(t, "DELETE", "/_ref/log", nil)
+	if b := s.do(t, "GET", "/_ref/log", nil).body; strings.TrimSpace(string(b)) != "[]" {
+		t.Errorf("log after DELETE: %s", b)
+	}
+
+	// Objects.
+	var objs []map[string]any
+	if err := json.Unmarshal(s.do(t, "GET", "/_ref/objects", nil).body, &objs); err != nil || len(objs) != 1 {
+		t.Fatalf("GET /_ref/objects: %v %v", objs, err)
+	}
+	md5b, crcb := sums([]byte("abc"))
+	o := objs[0]
+	if o["name"] != "dir/a.txt" || o["bucket"] != "bkt" || o["size"] != "3" || o["md5Hash"] != md5b || o["crc32c"] != crcb || o["contentType"] != "text/plain" {
+		t.Errorf("object %v", o)
+	}
+	if v, ok := o["metadataJSON"]; !ok || v != nil {
+		t.Errorf("metadataJSON %v (present %v), want null for a media upload", v, ok)
+	}
+	a := s.do(t, "GET", "/_ref/objects/dir/a.txt", nil)
+	if a.status != 200 || string(a.body) != "abc" || a.header.Get("Content-Type") != "text/plain" {
+		t.Errorf("download: %d %q %q", a.status, a.body, a.header.Get("Content-Type"))
+	}
+	if a := s.do(t, "GET", "/_ref/objects/nope", nil); a.status != 404 {
+		t.Errorf("unknown object: status %d, want 404", a.status)
+	}
+
+	// Config.
+	if a := s.do(t, "POST", "/_ref/config", []byte(`{"rangeForm":"plain","sessionOrigin":"http://127.0.0.1:1"}`)); a.status != 200 {
+		t.Fatalf("POST /_ref/config: %d %s", a.status, a.body)
+	}
+	loc := s.start(t, "POST", "&name=c", []byte(`{"metadata":{"x":"1"}}`))
+	if !strings.HasPrefix(loc, "http://127.0.0.1:1/upload/") {
+		t.Errorf("Location %q, want the configured origin", loc)
+	}
+	s.do(t, "POST", "/_ref/config", []byte(`{"sessionOrigin":""}`))
+	loc = s.start(t, "POST", "&name=c", []byte(`{"metadata":{"x":"1"}}`))
+	if a := s.do(t, "PUT", loc, testData(K), "Content-Range: bytes 0-262143/*"); a.header.Get("Range") != "0-262143" {
+		t.Errorf("Range %q, want the plain form (rangeForm kept when only sessionOrigin is posted)", a.header.Get("Range"))
+	}
+	if a := s.do(t, "POST", "/_ref/config", []byte(`{"rangeForm":"bytes"}`)); a.status != 400 {
+		t.Errorf("bad range form: status %d, want 400", a.status)
+	}
+	var cfg map[string]string
+	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
+	if cfg["rangeForm"] != "plain" || cfg["sessionOrigin"] != "" {
+		t.Errorf("GET /_ref/config: %v", cfg)
+	}
+
+	// Reset.
+	s.SetFaults(Faults{Rules: []Rule{{On: KindAny, Action: ActionStatus, Times: -1}}})
+	if a := s.do(t, "POST", "/_ref/reset", nil); a.status != 200 {
+		t.Fatalf("POST /_ref/reset: %d", a.status)
+	}
+	if len(s.Objects()) != 0 || len(s.Log()) != 0 || len(s.CurrentFaults().Rules) != 0 {
+		t.Errorf("after reset: %d objects, %d log entries, %d rules", len(s.Objects()), len(s.Log()), len(s.CurrentFaults().Rules))
+	}
+	if a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */*"); a.status != 404 {
+		t.Errorf("session after reset: status %d, want 404", a.status)
+	}
+	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
+	if cfg["rangeForm"] != RangeBytes {
+		t.Errorf("range form after reset: %q", cfg["rangeForm"])
+	}
+}
+
+func TestMetadataJSONListed(t *testing.T) {
+	s := newTestServer(t, Options{})
+	loc := s.start(t, "POST", "", []byte(`{"name":"m","metadata":{"k":"v"}}`))
+	s.do(t, "PUT", loc, []byte("x"))
+	var objs []map[string]any
+	json.Unmarshal(s.do(t, "GET", "/_ref/objects", nil).body, &objs)
+	mj, _ := objs[0]["metadataJSON"].(map[string]any)
+	if mj["name"] != "m" || mj["metadata"].(map[string]any)["k"] != "v" {
+		t.Errorf("metadataJSON %v", objs[0]["metadataJSON"])
+	}
+}
+
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	s := newTestServer(t, Options{Dir: dir})
+	data := testData(1000)
+	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=../../up/../x", data, "Content-Type: application/x-test"); a.status != 200 {
+		t.Fatalf("status %d: %s", a.status, a.body)
+	}
+	files, _ := os.ReadDir(dir)
+	if len(files) != 2 {
+		t.Fatalf("%d files in the folder, want 2", len(files))
+	}
+	s2 := New(Options{Dir: dir})
+	o, got, ok := s2.Object("../../up/../x")
+	if !ok || !bytes.Equal(got, data) || o.ContentType != "application/x-test" || o.Size != 1000 {
+		t.Fatalf("reloaded object: %v %+v", ok, o)
+	}
+	s2.Reset()
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("%d files left after reset", len(files))
+	}
+	if len(New(Options{Dir: dir}).Objects()) != 0 {
+		t.Error("objects after reset")
+	}
+}
+
+func TestNotUploadPath(t *testing.T) {
+	s := newTestServer(t, Options{})
+	if a := s.do(t, "POST", "/storage/v1/b/x/o?uploadType=media", []byte("x")); a.status != http.StatusNotFound {
+		t.Errorf("status %d, want 404", a.status)
+	}
+}
+
+func FuzzParseContentRange(f *testing.F) {
+	for _, s := range []string{"bytes 0-99/100", "bytes 0-262143/*", "bytes */*", "bytes */5", "bytes 5-4/10", "bytes=0-1/2", "bytes 1-2/2", "bytes 00-0/1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cr, err := parseContentRange(s)
+		if err != nil {
+			return
+		}
+		if cr.total < -1 {
+			t.Fatalf("%q: total %d", s, cr.total)
+		}
+		if !cr.query && (cr.first < 0 || cr.first > cr.last || (cr.total >= 0 && cr.last >= cr.total)) {
+			t.Fatalf("%q: accepted %+v", s, cr)
+		}
+	})
+}

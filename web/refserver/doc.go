@@ -1,0 +1,81 @@
+// Package refserver is the project's strict reference server for Google's
+// media upload protocol: an [http.Handler] that implements the server side of
+// shared/PROTOCOL.md sections 1-5 to the letter, with full CORS (section 6),
+// a control API under /_ref/ and a scriptable fault injector in front of the
+// protocol handler. It is used by the Go integration tests, the browser tests
+// and the demo; it is never linked into the wasm binary.
+//
+// # Upload endpoints
+//
+// Any path under /upload/ (GCS shaped: /upload/storage/v1/b/BUCKET/o; the
+// bucket is the segment after /b/, else "bucket") with the query parameter
+// uploadType:
+//
+//   - media: POST or PUT, body = the bytes; 200 + object JSON.
+//   - multipart: POST or PUT, multipart/related with exactly two parts,
+//     metadata JSON then media (each with its Content-Type); 200 + object JSON.
+//   - resumable: POST (create) or PUT (update) starts a session; 200 with an
+//     absolute Location that carries upload_id. PUTs to that URI send chunks
+//     (Content-Range: bytes a-b/T or bytes a-b/*), ask for the status
+//     (bytes */T, bytes */*, empty body), or send the whole rest from byte 0
+//     without Content-Range. Answers: 308 with Range: bytes=0-N (or 0-N with
+//     range form "plain"), no Range when nothing is stored; 201 (session
+//     started with POST) or 200 (PUT) with the object JSON once complete.
+//
+// The object name comes from the query parameter name, else the metadata's
+// "name", else a generated one. Objects are keyed by name alone (a later
+// upload of the same name replaces the earlier one, whatever the bucket).
+//
+// Strictness (each rule is commented with its PROTOCOL.md section where it is
+// enforced): a non-final chunk whose length is not a multiple of 262144, a
+// chunk that starts past the stored offset, a total that conflicts with an
+// earlier one or with X-Upload-Content-Length, a Content-Length that disagrees
+// with the range, a malformed Content-Range or multipart body, and an
+// X-Goog-Hash (crc32c, md5) that does not match the completed object all get
+// 400, and leave the session as it was. Bytes before the stored offset are
+// skipped (stored once, compared with nothing). Unknown session ids get 404.
+// With X-GUploader-No-308: yes every 308 becomes 200 plus
+// X-HTTP-Status-Code-Override: 308.
+//
+// The object JSON is GCS-like: the client's metadata fields merged with
+// kind "storage#object", id, bucket, name, size (a decimal string), md5Hash
+// and crc32c (base64, the CRC32C big-endian), contentType (the metadata's
+// contentType, else the media type), generation, metageneration, timeCreated
+// and updated.
+//
+// # Control API
+//
+//	GET    /_ref/objects         JSON array: object JSON plus "metadataJSON" (the client's metadata as sent, or null)
+//	GET    /_ref/objects/{name}  the stored bytes
+//	GET    /_ref/faults          the current fault script
+//	POST   /_ref/faults          {"rules":[Rule...],"random":{"seed":N,"rate":0.15}} replaces the fault script
+//	DELETE /_ref/faults          clears it
+//	GET    /_ref/log             JSON array of LogEntry
+//	DELETE /_ref/log             clears it
+//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain"}
+//	POST   /_ref/config          sets either field (an absent field is left as it is; "" means the default)
+//	POST   /_ref/reset           clears objects, sessions, faults, log and config (back to Options)
+//
+// Control answers without data are 200 {"ok":true}. Errors, of the control
+// API and of uploads alike, are shaped like Google's:
+// {"error":{"code":400,"message":"..."}}. Every route, control routes included, carries the CORS
+// headers and answers preflights.
+//
+// # Faults
+//
+// The fault injector (type [Faults], [Rule], [Random]) sits in front of the
+// protocol handler. Rules are tried in order; a rule matches a request by kind
+// (start, chunk, query, media, multipart, any); the first Skip matching
+// requests pass, then the rule fires Times times (0 means once, negative means
+// always). The first rule that fires answers the request; later rules do not
+// see it. When no rule fires, the random mode (if set) injects, for a Rate
+// share of requests, one recoverable fault chosen with a generator seeded by
+// Seed: deterministic for a given seed and request sequence. Preflights and
+// control routes are never faulted. A close fault whose AfterBytes reach the
+// end of the body lets the request be processed and drops only the answer
+// (the "connection broke after the last byte" case of PROTOCOL.md section 4).
+//
+// Every request to a non-control path, preflights included, is logged in
+// arrival order with the fault it got; the fault is logged before it acts, so
+// a client whose connection was dropped finds it in the log at once.
+package refserver

@@ -1,0 +1,99 @@
+package refserver
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// LogEntry is one request seen on a non-control path (preflights included).
+type LogEntry struct {
+	Time          time.Time `json:"time"`
+	Method        string    `json:"method"`
+	Path          string    `json:"path"`
+	Query         string    `json:"query"`         // raw query string
+	ContentRange  string    `json:"contentRange"`  // "" when absent
+	ContentLength int64     `json:"contentLength"` // -1 when unknown
+	// Status is the status sent: 200 for a 308 turned into 200 by
+	// X-GUploader-No-308, 0 when the connection was dropped unanswered.
+	Status        int    `json:"status"`
+	Authorization string `json:"authorization"`
+	// Fault describes the injected fault ("" when none), for example
+	// "status 503", "close after 100 bytes", "keep 1000", "expire", "gone",
+	// "unauthorized", "ratelimit retry-after 1"; random ones start with
+	// "random ".
+	Fault string `json:"fault"`
+	// Kind is the request kind: start, chunk, query, media, multipart,
+	// preflight or other.
+	Kind string `json:"kind"`
+}
+
+// logRef points at a request's entry in the log, which is shared with
+// readers of the log: it is written under the server's lock only.
+type logRef struct {
+	mu *sync.Mutex
+	e  *LogEntry
+}
+
+// setFault records the fault at once, before the fault acts: a client whose
+// connection is dropped may read the log before the handler returns.
+func (r logRef) setFault(f string) {
+	r.mu.Lock()
+	r.e.Fault = f
+	r.mu.Unlock()
+}
+
+func (r logRef) setStatus(status int) {
+	r.mu.Lock()
+	r.e.Status = status
+	r.mu.Unlock()
+}
+
+type entryKey struct{}
+
+func withEntry(ctx context.Context, r logRef) context.Context {
+	return context.WithValue(ctx, entryKey{}, r)
+}
+
+func entryFrom(ctx context.Context) logRef {
+	if r, ok := ctx.Value(entryKey{}).(logRef); ok {
+		return r
+	}
+	return logRef{mu: new(sync.Mutex), e: new(LogEntry)}
+}
+
+// logWriter records the status written; Unwrap lets
+// http.NewResponseController reach Hijack.
+type logWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *logWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// discardWriter swallows an answer (the close fault after the whole body).
+type discardWriter struct{ h http.Header }
+
+func (w *discardWriter) Header() http.Header {
+	if w.h == nil {
+		w.h = http.Header{}
+	}
+	return w.h
+}
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(int)             {}

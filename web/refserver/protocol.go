@@ -1,0 +1,568 @@
+package refserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Request kinds, the values of Rule.On and LogEntry.Kind.
+const (
+	KindStart     = "start"     // resumable session start (PROTOCOL.md section 2)
+	KindChunk     = "chunk"     // PUT with bytes to a session URI (section 3)
+	KindQuery     = "query"     // status query, Content-Range: bytes */T (section 4)
+	KindMedia     = "media"     // uploadType=media (section 1)
+	KindMultipart = "multipart" // uploadType=multipart (section 1)
+	KindAny       = "any"       // matches every kind (rules only)
+	kindPreflight = "preflight"
+	kindOther     = "other"
+)
+
+// requestKind classifies a request for the fault rules and the log.
+func requestKind(r *http.Request) string {
+	q := r.URL.Query()
+	if q.Has("upload_id") {
+		if r.Method == http.MethodPut && strings.HasPrefix(r.Header.Get("Content-Range"), "bytes */") {
+			return KindQuery
+		}
+		return KindChunk
+	}
+	switch q.Get("uploadType") {
+	case "resumable":
+		return KindStart
+	case "media":
+		return KindMedia
+	case "multipart":
+		return KindMultipart
+	}
+	return kindOther
+}
+
+// session is one resumable upload session.
+type session struct {
+	id        string
+	method    string // POST or PUT: the final answer is 201 or 200 (PROTOCOL.md section 3)
+	bucket    string
+	name      string
+	meta      json.RawMessage // the client's metadata, nil when none
+	metaType  string          // the metadata's contentType, "" when none
+	mediaType string          // X-Upload-Content-Type
+	declared  int64           // X-Upload-Content-Length, -1 when absent
+	total     int64           // the total stated so far, -1 when none
+	data      []byte
+	done      bool
+	object    Object
+}
+
+// uploadHandler is the protocol handler proper, behind the fault injector.
+type uploadHandler struct{ s *Server }
+
+func (h uploadHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Has("upload_id") {
+		if r.Method != http.MethodPut { // PROTOCOL.md sections 3-4: every session request is a PUT
+			w.Header().Set("Allow", "PUT")
+			writeError(w, http.StatusMethodNotAllowed, "session requests are PUT")
+			return
+		}
+		h.sessionRequest(w, r, q.Get("upload_id"))
+		return
+	}
+	if r.Method != http.MethodPost && r.Method != http.MethodPut { // PROTOCOL.md section 1
+		w.Header().Set("Allow", "POST, PUT")
+		writeError(w, http.StatusMethodNotAllowed, "uploads are POST or PUT")
+		return
+	}
+	switch t := q.Get("uploadType"); t {
+	case "resumable":
+		h.start(w, r)
+	case "media":
+		h.media(w, r)
+	case "multipart":
+		h.multipart(w, r)
+	case "":
+		writeError(w, http.StatusBadRequest, "uploadType is required")
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown uploadType %q", t))
+	}
+}
+
+// start opens a resumable session (PROTOCOL.md section 2).
+func (h uploadHandler) start(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the connection is gone
+	}
+	// PROTOCOL.md section 2: the body is empty or the JSON metadata only.
+	var meta json.RawMessage
+	var metaType, metaName string
+	if len(body) > 0 {
+		if !isJSONType(r.Header.Get("Content-Type")) {
+			writeError(w, http.StatusBadRequest, "metadata must be sent as application/json")
+			return
+		}
+		if metaType, metaName, err = parseMetadata(body); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		meta = body
+	}
+	// PROTOCOL.md section 2: X-Upload-Content-Length is left out where the
+	// length is not known.
+	declared := int64(-1)
+	if v := r.Header.Get("X-Upload-Content-Length"); v != "" {
+		if declared, err = parseDecimal(v); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("bad x-upload-content-length %q", v))
+			return
+		}
+	}
+	sess := &session{
+		id:        newID(),
+		method:    r.Method,
+		bucket:    bucketOf(r.URL.Path),
+		meta:      meta,
+		metaType:  metaType,
+		mediaType: r.Header.Get("X-Upload-Content-Type"),
+		declared:  declared,
+		total:     -1,
+	}
+	sess.name = objectName(r, metaName)
+
+	s := h.s
+	s.mu.Lock()
+	s.sessions[sess.id] = sess
+	origin := s.origin
+	s.mu.Unlock()
+
+	// PROTOCOL.md section 2: 200 with an absolute Location carrying
+	// upload_id; the original query is kept, as GCS does.
+	if origin == "" {
+		origin = requestOrigin(r)
+	}
+	q := r.URL.Query()
+	q.Set("upload_id", sess.id)
+	w.Header().Set("Location", origin+r.URL.EscapedPath()+"?"+q.Encode())
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+}
+
+// sessionRequest handles a PUT to a session URI: a chunk, the whole rest, or
+// a status query (PROTOCOL.md sections 3 and 4).
+func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id string) {
+	var cr contentRange
+	implicit := false
+	if v := r.Header.Get("Content-Range"); v != "" {
+		var err error
+		if cr, err = parseContentRange(v); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	} else {
+		implicit = true // PROTOCOL.md section 3: the whole rest from byte 0, no Content-Range
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the connection is gone
+	}
+	if implicit {
+		cr = contentRange{first: 0, last: int64(len(body)) - 1, total: int64(len(body))}
+	}
+
+	s := h.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[id]
+	if !ok {
+		// PROTOCOL.md section 5: 404 on a session URI, the session expired.
+		writeError(w, http.StatusNotFound, "no such upload session")
+		return
+	}
+	if cr.query {
+		h.query(w, r, sess, cr, body)
+		return
+	}
+	h.chunk(w, r, sess, cr, body)
+}
+
+// checkTotal reports a stated total that conflicts with an earlier one, with
+// X-Upload-Content-Length, or with the bytes already stored (PROTOCOL.md
+// sections 2-3).
+func (sess *session) checkTotal(total int64) error {
+	if total < 0 {
+		return nil
+	}
+	if sess.total >= 0 && total != sess.total {
+		return fmt.Errorf("total %d conflicts with the total %d stated before", total, sess.total)
+	}
+	if sess.declared >= 0 && total != sess.declared {
+		return fmt.Errorf("total %d conflicts with x-upload-content-length %d", total, sess.declared)
+	}
+	if total < int64(len(sess.data)) {
+		return fmt.Errorf("total %d is less than the %d bytes stored", total, len(sess.data))
+	}
+	return nil
+}
+
+// chunk stores the bytes of a chunk (PROTOCOL.md section 3), under s.mu.
+func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *session, cr contentRange, body []byte) {
+	n := cr.last - cr.first + 1
+	// PROTOCOL.md section 3: Content-Length = bytes in this request.
+	if r.ContentLength >= 0 && r.ContentLength != n {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("content-length %d disagrees with content-range (%d bytes)", r.ContentLength, n))
+		return
+	}
+	if int64(len(body)) != n {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("body of %d bytes disagrees with content-range (%d bytes)", len(body), n))
+		return
+	}
+	if err := sess.checkTotal(cr.total); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if sess.done {
+		// A chunk re-sent after a lost final answer (PROTOCOL.md section 4):
+		// the upload is complete, say so again.
+		h.final(w, sess)
+		return
+	}
+	// The chunk is the last one when it states the total and reaches it.
+	// X-Upload-Content-Length alone does not make a chunk final: the last
+	// request states the total (PROTOCOL.md section 3).
+	final := cr.total >= 0 && cr.last+1 == cr.total
+	// PROTOCOL.md section 3: every chunk but the last is a multiple of 256 KiB.
+	if !final && n%chunkAlign != 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("non-final chunk of %d bytes is not a multiple of %d", n, chunkAlign))
+		return
+	}
+	stored := int64(len(sess.data))
+	// PROTOCOL.md section 3: the next chunk starts at N+1, where the stored
+	// bytes end; a gap is an error.
+	if cr.first > stored {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("chunk starts at %d, past the %d bytes stored", cr.first, stored))
+		return
+	}
+	// The keep fault: the server holds fewer bytes than were sent
+	// (PROTOCOL.md section 3).
+	if keep, ok := keepFrom(r.Context()); ok && keep < int64(len(body)) {
+		body = body[:keep]
+		final = false
+	}
+	// Bytes before the stored offset were stored already: skip them, compare
+	// nothing (PROTOCOL.md section 3, re-sent ranges are stored once).
+	var fresh []byte
+	if end := cr.first + int64(len(body)); end > stored {
+		fresh = body[stored-cr.first:]
+	}
+	if final {
+		if !h.complete(w, r, sess, fresh, cr.total) {
+			return
+		}
+		h.final(w, sess)
+		return
+	}
+	sess.data = append(sess.data, fresh...)
+	if cr.total >= 0 {
+		sess.total = cr.total
+	}
+	h.incomplete(w, r, int64(len(sess.data)))
+}
+
+// query answers a status query (PROTOCOL.md section 4), under s.mu.
+func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *session, cr contentRange, body []byte) {
+	// PROTOCOL.md section 4: empty body, Content-Length: 0.
+	if r.ContentLength > 0 || len(body) > 0 {
+		writeError(w, http.StatusBadRequest, "a status query has an empty body")
+		return
+	}
+	if err := sess.checkTotal(cr.total); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if sess.done {
+		// PROTOCOL.md section 4: 200/201 if every byte had already arrived.
+		h.final(w, sess)
+		return
+	}
+	stored := int64(len(sess.data))
+	if cr.total >= 0 && cr.total == stored {
+		// bytes */T with every byte stored: the empty final request of an
+		// upload of unknown length (PROTOCOL.md section 3).
+		if !h.complete(w, r, sess, nil, cr.total) {
+			return
+		}
+		h.final(w, sess)
+		return
+	}
+	if cr.total >= 0 {
+		sess.total = cr.total
+	}
+	h.incomplete(w, r, stored)
+}
+
+// complete appends the last bytes, checks X-Goog-Hash and stores the object,
+// under s.mu. On a failure it answers, leaves the session as it was and
+// returns false.
+func (h uploadHandler) complete(w http.ResponseWriter, r *http.Request, sess *session, fresh []byte, total int64) bool {
+	sum := newChecksums()
+	sum.Write(sess.data)
+	sum.Write(fresh)
+	if err := checkGoogHash(r.Header.Values("X-Goog-Hash"), sum); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return false
+	}
+	data := append(sess.data, fresh...)
+	o := h.newObject(sess.bucket, sess.name, sess.meta, contentTypeOf(sess.metaType, sess.mediaType), sum, total)
+	if err := h.s.putObject(o, data); err != nil {
+		writeError(w, http.StatusInternalServerError, "cannot store the object: "+err.Error())
+		return false
+	}
+	sess.data = data
+	sess.total = total
+	sess.done = true
+	sess.object = o
+	return true
+}
+
+// final answers a completed session: 201 when it was started with POST, 200
+// with PUT, body the object JSON (PROTOCOL.md section 3).
+func (h uploadHandler) final(w http.ResponseWriter, sess *session) {
+	status := http.StatusOK
+	if sess.method == http.MethodPost {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, sess.object.Resource())
+}
+
+// incomplete answers 308 Resume Incomplete with the stored range, or no Range
+// at all when nothing is stored (PROTOCOL.md section 3); with
+// X-GUploader-No-308: yes, 200 plus X-HTTP-Status-Code-Override: 308
+// instead.
+func (h uploadHandler) incomplete(w http.ResponseWriter, r *http.Request, stored int64) {
+	if stored > 0 {
+		prefix := "bytes="
+		if h.s.form == RangePlain {
+			prefix = ""
+		}
+		w.Header().Set("Range", prefix+"0-"+strconv.FormatInt(stored-1, 10))
+	}
+	w.Header().Set("Content-Length", "0")
+	if strings.EqualFold(r.Header.Get("X-GUploader-No-308"), "yes") {
+		w.Header().Set("X-HTTP-Status-Code-Override", "308")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusPermanentRedirect)
+}
+
+// media stores the body as the object (PROTOCOL.md section 1).
+func (h uploadHandler) media(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	h.store(w, r, "", nil, r.Header.Get("Content-Type"), body)
+}
+
+// multipart stores a multipart/related upload: exactly two parts, metadata
+// JSON then media, closed by --B-- (PROTOCOL.md section 1, RFC 2387).
+func (h uploadHandler) multipart(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	meta, metaType, mediaType, media, err := parseMultipart(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	h.store(w, r, metaType, meta, mediaType, media)
+}
+
+// store checks X-Goog-Hash and stores the object of a media or multipart
+// upload, answering 200 with its JSON (PROTOCOL.md section 1).
+func (h uploadHandler) store(w http.ResponseWriter, r *http.Request, metaType string, meta json.RawMessage, mediaType string, data []byte) {
+	var metaName string
+	if meta != nil {
+		_, metaName, _ = parseMetadata(meta)
+	}
+	sum := newChecksums()
+	sum.Write(data)
+	if err := checkGoogHash(r.Header.Values("X-Goog-Hash"), sum); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	h.s.mu.Lock()
+	o := h.newObject(bucketOf(r.URL.Path), objectName(r, metaName), meta, contentTypeOf(metaType, mediaType), sum, int64(len(data)))
+	err := h.s.putObject(o, data)
+	h.s.mu.Unlock()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "cannot store the object: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, o.Resource())
+}
+
+// newObject describes a completed object, under s.mu.
+func (h uploadHandler) newObject(bucket, name string, meta json.RawMessage, contentType string, sum *checksums, size int64) Object {
+	h.s.seq++
+	gen := h.s.seq
+	return Object{
+		Name:         name,
+		Bucket:       bucket,
+		Size:         size,
+		MD5Hash:      sum.MD5(),
+		CRC32C:       sum.CRC32C(),
+		ContentType:  contentType,
+		Generation:   gen,
+		Created:      time.Now(),
+		MetadataJSON: meta,
+	}
+}
+
+// parseMultipart splits a multipart/related body into its two parts
+// (PROTOCOL.md section 1).
+func parseMultipart(contentType string, body []byte) (meta json.RawMessage, metaType, mediaType string, media []byte, err error) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil || mt != "multipart/related" {
+		return nil, "", "", nil, fmt.Errorf("content-type %q is not multipart/related", contentType)
+	}
+	boundary := params["boundary"]
+	if boundary == "" {
+		return nil, "", "", nil, errors.New("multipart/related without a boundary")
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	p, err := mr.NextPart()
+	if err != nil {
+		return nil, "", "", nil, fmt.Errorf("malformed multipart body: %v", err)
+	}
+	if !isJSONType(p.Header.Get("Content-Type")) {
+		return nil, "", "", nil, errors.New("the first part (metadata) is not application/json")
+	}
+	if meta, err = io.ReadAll(p); err != nil {
+		return nil, "", "", nil, fmt.Errorf("malformed multipart body: %v", err)
+	}
+	if metaType, _, err = parseMetadata(meta); err != nil {
+		return nil, "", "", nil, err
+	}
+	if p, err = mr.NextPart(); err != nil {
+		return nil, "", "", nil, fmt.Errorf("multipart body without a media part: %v", err)
+	}
+	if mediaType = p.Header.Get("Content-Type"); mediaType == "" {
+		return nil, "", "", nil, errors.New("the media part has no content-type")
+	}
+	if media, err = io.ReadAll(p); err != nil {
+		return nil, "", "", nil, fmt.Errorf("malformed multipart body: %v", err)
+	}
+	// Exactly two parts, then the closing --B--.
+	if _, err = mr.NextPart(); err != io.EOF {
+		if err == nil {
+			return nil, "", "", nil, errors.New("multipart body with more than two parts")
+		}
+		return nil, "", "", nil, fmt.Errorf("malformed multipart body: %v", err)
+	}
+	return meta, metaType, mediaType, media, nil
+}
+
+// parseMetadata checks that b is a JSON object and returns its contentType
+// and name, when they are strings.
+func parseMetadata(b []byte) (contentType, name string, err error) {
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return "", "", errors.New("metadata is not a JSON object")
+	}
+	contentType, _ = m["contentType"].(string)
+	name, _ = m["name"].(string)
+	return contentType, name, nil
+}
+
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+func contentTypeOf(metaType, mediaType string) string {
+	if metaType != "" {
+		return metaType
+	}
+	if mediaType != "" {
+		return mediaType
+	}
+	return "application/octet-stream"
+}
+
+// objectName is the query's name, else the metadata's, else a generated one.
+func objectName(r *http.Request, metaName string) string {
+	if n := r.URL.Query().Get("name"); n != "" {
+		return n
+	}
+	if metaName != "" {
+		return metaName
+	}
+	return "object-" + newID()[:12]
+}
+
+// bucketOf returns the segment after /b/ in a GCS-shaped path, else "bucket".
+func bucketOf(path string) string {
+	segs := strings.Split(path, "/")
+	for i := 0; i+1 < len(segs); i++ {
+		if segs[i] == "b" && segs[i+1] != "" {
+			return segs[i+1]
+		}
+	}
+	return "bucket"
+}
+
+func requestOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// writeError answers status with {"error":{"code":status,"message":msg}},
+// shaped like Google's JSON errors.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg}})
+}
+
+type keepKey struct{}
+
+// withKeep asks the protocol handler to store only the first keep bytes of a
+// chunk (the keep fault).
+func withKeep(ctx context.Context, keep int64) context.Context {
+	return context.WithValue(ctx, keepKey{}, keep)
+}
+
+func keepFrom(ctx context.Context) (int64, bool) {
+	k, ok := ctx.Value(keepKey{}).(int64)
+	return k, ok
+}

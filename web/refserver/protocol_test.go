@@ -1,0 +1,491 @@
+package refserver
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const K = chunkAlign
+
+type step struct {
+	cr           string   // Content-Range, "" for none
+	from, to     int      // body = data[from:to]
+	body         []byte   // when not nil, the body instead
+	hdr          []string // more request headers
+	wantStatus   int
+	wantRange    string // "" for no Range header
+	wantOverride bool   // X-HTTP-Status-Code-Override: 308 expected
+}
+
+func cr(first, last int, total string) string {
+	return fmt.Sprintf("bytes %d-%d/%s", first, last, total)
+}
+
+func TestResumableSequences(t *testing.T) {
+	type tcase struct {
+		name       string
+		method     string // session start method
+		size       int
+		startHdr   []string
+		rangeForm  string
+		steps      []step
+		wantObject bool // the stored object equals the data
+	}
+	tot := strconv.Itoa
+	garbage := bytes.Repeat([]byte{0xEE}, K)
+	cases := []tcase{
+		{name: "whole file without content-range, POST session answers 201", method: "POST", size: 1000, wantObject: true,
+			steps: []step{{from: 0, to: 1000, wantStatus: 201}}},
+		{name: "PUT session answers 200", method: "PUT", size: 1000, wantObject: true,
+			steps: []step{{cr: cr(0, 999, "1000"), from: 0, to: 1000, wantStatus: 200}}},
+		{name: "aligned chunks with known total", method: "POST", size: 2*K + 100, wantObject: true,
+			steps: []step{
+				{cr: cr(0, K-1, tot(2*K+100)), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(K, 2*K-1, tot(2*K+100)), from: K, to: 2 * K, wantStatus: 308, wantRange: "bytes=0-524287"},
+				{cr: cr(2*K, 2*K+99, tot(2*K+100)), from: 2 * K, to: 2*K + 100, wantStatus: 201},
+			}},
+		{name: "plain range form", method: "POST", size: K + 1, rangeForm: RangePlain, wantObject: true,
+			steps: []step{
+				{cr: cr(0, K-1, "*"), from: 0, to: K, wantStatus: 308, wantRange: "0-262143"},
+				{cr: "bytes */*", wantStatus: 308, wantRange: "0-262143"},
+				{cr: cr(K, K, tot(K+1)), from: K, to: K + 1, wantStatus: 201},
+			}},
+		{name: "no Range header when nothing is stored", method: "POST", size: 10,
+			steps: []step{
+				{cr: "bytes */*", wantStatus: 308},
+				{cr: "bytes */10", wantStatus: 308},
+			}},
+		{name: "misaligned non-final chunk is refused and stores nothing", method: "POST", size: 1000,
+			steps: []step{
+				{cr: cr(0, 99, "*"), from: 0, to: 100, wantStatus: 400},
+				{cr: cr(0, 99, "1000"), from: 0, to: 100, wantStatus: 400},
+				{cr: cr(0, K, "*"), body: testData(K + 1), wantStatus: 400},
+				{cr: "bytes */*", wantStatus: 308},
+			}},
+		{name: "chunk starting past the stored offset is refused", method: "POST", size: 3 * K,
+			steps: []step{
+				{cr: cr(0, K-1, "*"), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(2*K, 3*K-1, tot(3*K)), from: 2 * K, to: 3 * K, wantStatus: 400},
+				{cr: "bytes */*", wantStatus: 308, wantRange: "bytes=0-262143"},
+			}},
+		{name: "overlapping bytes are stored once and compared with nothing", method: "POST", size: 3*K + 100, wantObject: true,
+			steps: []step{
+				{cr: cr(0, 2*K-1, "*"), from: 0, to: 2 * K, wantStatus: 308, wantRange: "bytes=0-524287"},
+				// bytes K..2K-1 again, but different: skipped, not compared.
+				{cr: cr(K, 3*K-1, "*"), body: append(append([]byte{}, garbage...), testData(3*K + 100)[2*K:3*K]...), wantStatus: 308, wantRange: "bytes=0-786431"},
+				{cr: cr(0, K-1, "*"), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-786431"},
+				{cr: cr(3*K, 3*K+99, tot(3*K+100)), from: 3 * K, to: 3*K + 100, wantStatus: 201},
+			}},
+		{name: "final chunk overlapping the stored bytes", method: "POST", size: K + 10, wantObject: true,
+			steps: []step{
+				{cr: cr(0, K-1, "*"), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(0, K+9, tot(K+10)), from: 0, to: K + 10, wantStatus: 201},
+			}},
+		{name: "total conflicting with an earlier total", method: "POST", size: 2*K + 100,
+			steps: []step{
+				{cr: cr(0, K-1, tot(2*K+100)), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(K, 2*K-1, tot(2*K+101)), from: K, to: 2 * K, wantStatus: 400},
+				{cr: "bytes */" + tot(2*K+99), wantStatus: 400},
+				{cr: "bytes */*", wantStatus: 308, wantRange: "bytes=0-262143"},
+			}},
+		{name: "total conflicting with X-Upload-Content-Length", method: "POST", size: 2 * K, wantObject: true,
+			startHdr: []string{"X-Upload-Content-Length: 524288"},
+			steps: []step{
+				{cr: cr(0, K-1, tot(2*K+1)), from: 0, to: K, wantStatus: 400},
+				{cr: "bytes */1", wantStatus: 400},
+				{cr: cr(0, K-1, tot(2*K)), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(K, 2*K-1, tot(2*K)), from: K, to: 2 * K, wantStatus: 201},
+			}},
+		{name: "stated total below the stored bytes", method: "POST", size: 2 * K,
+			steps: []step{
+				{cr: cr(0, 2*K-1, "*"), from: 0, to: 2 * K, wantStatus: 308, wantRange: "bytes=0-524287"},
+				{cr: "bytes */1000", wantStatus: 400},
+				{from: 0, to: 1000, wantStatus: 400},
+			}},
+		{name: "unknown length: star chunks, then the last states the total", method: "POST", size: 2*K + 50, wantObject: true,
+			steps: []step{
+				{cr: cr(0, K-1, "*"), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(K, 2*K-1, "*"), from: K, to: 2 * K, wantStatus: 308, wantRange: "bytes=0-524287"},
+				{cr: cr(2*K, 2*K+49, tot(2*K+50)), from: 2 * K, to: 2*K + 50, wantStatus: 201},
+			}},
+		{name: "unknown length finalized by the empty bytes */T", method: "POST", size: 2 * K, wantObject: true,
+			steps: []step{
+				{cr: cr(0, K-1, "*"), from: 0, to: K, wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(K, 2*K-1, "*"), from: K, to: 2 * K, wantStatus: 308, wantRange: "bytes=0-524287"},
+				{cr: "bytes */" + tot(2*K), wantStatus: 201},
+				{cr: "bytes */*", wantStatus: 201},
+			}},
+		{name: "status query on a completed session answers again", method: "PUT", size: 100, wantObject: true,
+			steps: []step{
+				{from: 0, to: 100, wantStatus: 200},
+				{cr: "bytes */100", wantStatus: 200},
+				{cr: "bytes */*", wantStatus: 200},
+				{cr: "bytes */101", wantStatus: 400},
+			}},
+		{name: "final chunk re-sent after completion answers again", method: "POST", size: 100, wantObject: true,
+			steps: []step{
+				{cr: cr(0, 99, "100"), from: 0, to: 100, wantStatus: 201},
+				{cr: cr(0, 99, "100"), from: 0, to: 100, wantStatus: 201},
+			}},
+		{name: "X-GUploader-No-308 turns every 308 into 200 with the override", method: "POST", size: K + 5, wantObject: true,
+			steps: []step{
+				{cr: "bytes */*", hdr: []string{"X-GUploader-No-308: yes"}, wantStatus: 200, wantOverride: true},
+				{cr: cr(0, K-1, "*"), from: 0, to: K, hdr: []string{"X-GUploader-No-308: yes"}, wantStatus: 200, wantRange: "bytes=0-262143", wantOverride: true},
+				{cr: "bytes */*", wantStatus: 308, wantRange: "bytes=0-262143"},
+				{cr: cr(K, K+4, tot(K+5)), from: K, to: K + 5, hdr: []string{"X-GUploader-No-308: yes"}, wantStatus: 201},
+			}},
+		{name: "status query with a body is refused", method: "POST", size: 10,
+			steps: []step{{cr: "bytes */*", body: []byte("x"), wantStatus: 400}}},
+		{name: "content-length disagreeing with the range is refused", method: "POST", size: 2 * K,
+			steps: []step{
+				{cr: cr(0, K-1, "*"), from: 0, to: K - 1, wantStatus: 400},
+				{cr: cr(0, K-1, tot(2*K)), from: 0, to: K + 1, wantStatus: 400},
+				{cr: "bytes */*", wantStatus: 308},
+			}},
+		{name: "malformed content-range is refused", method: "POST", size: 100,
+			steps: []step{
+				{cr: "bytes 0-99", from: 0, to: 100, wantStatus: 400},
+				{cr: "bytes=0-99/100", from: 0, to: 100, wantStatus: 400},
+				{cr: "bytes 5-4/100", body: []byte{}, wantStatus: 400},
+				{cr: "bytes 0-100/100", from: 0, to: 100, wantStatus: 400},
+				{cr: "bytes -1-98/100", from: 0, to: 100, wantStatus: 400},
+				{cr: "bytes */-1", wantStatus: 400},
+			}},
+		{name: "empty file in one PUT without content-range", method: "POST", size: 0, wantObject: true,
+			steps: []step{{body: []byte{}, wantStatus: 201}}},
+		{name: "empty file finalized by bytes */0", method: "PUT", size: 0, wantObject: true,
+			startHdr: []string{"X-Upload-Content-Length: 0"},
+			steps:    []step{{cr: "bytes */0", wantStatus: 200}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestServer(t, Options{RangeForm: tc.rangeForm})
+			data := testData(tc.size)
+			loc := s.start(t, tc.method, "&name=obj", nil, tc.startHdr...)
+			var final answer
+			for i, st := range tc.steps {
+				body := st.body
+				if body == nil && st.to > st.from {
+					body = data[st.from:st.to]
+				}
+				hdr := st.hdr
+				if st.cr != "" {
+					hdr = append(hdr, "Content-Range: "+st.cr)
+				}
+				a := s.do(t, "PUT", loc, body, hdr...)
+				if a.status != st.wantStatus {
+					t.Fatalf("step %d (%s): status %d, want %d: %s", i, st.cr, a.status, st.wantStatus, a.body)
+				}
+				if a.status == 308 || st.wantOverride {
+					if got := a.header.Get("Range"); got != st.wantRange {
+						t.Errorf("step %d (%s): Range %q, want %q", i, st.cr, got, st.wantRange)
+					}
+					if got := a.header.Values("Range"); st.wantRange == "" && len(got) != 0 {
+						t.Errorf("step %d: Range header present (%q), want none", i, got)
+					}
+				}
+				if got := a.header.Get("X-HTTP-Status-Code-Override"); (got == "308") != st.wantOverride {
+					t.Errorf("step %d: X-HTTP-Status-Code-Override %q, want override %v", i, got, st.wantOverride)
+				}
+				if a.status == 200 || a.status == 201 {
+					if !st.wantOverride {
+						final = a
+					}
+				}
+			}
+			o, got, ok := s.Object("obj")
+			if !tc.wantObject {
+				if ok {
+					t.Fatalf("object stored (%d bytes), want none", len(got))
+				}
+				return
+			}
+			if !ok {
+				t.Fatal("object not stored")
+			}
+			if !bytes.Equal(got, data) {
+				t.Errorf("stored %d bytes differ from the %d sent", len(got), len(data))
+			}
+			if o.Size != int64(tc.size) {
+				t.Errorf("size %d, want %d", o.Size, tc.size)
+			}
+			m := final.json(t)
+			if m["size"] != strconv.Itoa(tc.size) || m["kind"] != "storage#object" || m["name"] != "obj" || m["bucket"] != "bkt" {
+				t.Errorf("final answer %v: want size %q, kind storage#object, name obj, bucket bkt", m, strconv.Itoa(tc.size))
+			}
+		})
+	}
+}
+
+func TestUnknownSession(t *testing.T) {
+	s := newTestServer(t, Options{})
+	for _, hdr := range [][]string{{"Content-Range: bytes */*"}, {"Content-Range: bytes 0-9/10"}} {
+		var body []byte
+		if strings.Contains(hdr[0], "0-9") {
+			body = make([]byte, 10)
+		}
+		a := s.do(t, "PUT", uploadPath+"?uploadType=resumable&upload_id=nope", body, hdr...)
+		if a.status != http.StatusNotFound {
+			t.Errorf("%v: status %d, want 404", hdr, a.status)
+		}
+	}
+}
+
+func TestSessionRequestsArePUT(t *testing.T) {
+	s := newTestServer(t, Options{})
+	loc := s.start(t, "POST", "", nil)
+	if a := s.do(t, "POST", loc, []byte("abc")); a.status != http.StatusMethodNotAllowed {
+		t.Errorf("POST to a session URI: status %d, want 405", a.status)
+	}
+}
+
+func TestStart(t *testing.T) {
+	s := newTestServer(t, Options{})
+	meta := []byte(`{"name":"from-meta","contentType":"text/x-meta","metadata":{"k":"v"}}`)
+	loc := s.start(t, "POST", "", meta, "X-Upload-Content-Type: text/plain", "X-Upload-Content-Length: 3")
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Scheme+"://"+u.Host != s.ts.URL || u.Path != uploadPath || u.Query().Get("upload_id") == "" {
+		t.Errorf("Location %q: want absolute on %s, path %s, with upload_id", loc, s.ts.URL, uploadPath)
+	}
+	a := s.do(t, "PUT", loc, []byte("abc"))
+	if a.status != 201 {
+		t.Fatalf("status %d: %s", a.status, a.body)
+	}
+	m := a.json(t)
+	if m["name"] != "from-meta" || m["contentType"] != "text/x-meta" {
+		t.Errorf("name %v contentType %v, want from-meta and text/x-meta (metadata wins)", m["name"], m["contentType"])
+	}
+	if md, _ := m["metadata"].(map[string]any); md["k"] != "v" {
+		t.Errorf("metadata %v, want the client's fields merged", m["metadata"])
+	}
+
+	// The query's name wins over the metadata's; without metadata the
+	// content type is X-Upload-Content-Type.
+	loc = s.start(t, "POST", "&name=q%2Fname", nil, "X-Upload-Content-Type: image/png")
+	a = s.do(t, "PUT", loc, []byte("png"))
+	if m := a.json(t); m["name"] != "q/name" || m["contentType"] != "image/png" {
+		t.Errorf("name %v contentType %v, want q/name and image/png", m["name"], m["contentType"])
+	}
+	// No name at all: a generated one.
+	loc = s.start(t, "POST", "", nil)
+	if m := s.do(t, "PUT", loc, []byte("x")).json(t); m["name"] == "" || m["name"] == nil {
+		t.Errorf("no generated name: %v", m)
+	}
+
+	bad := []struct {
+		name string
+		body []byte
+		hdr  []string
+	}{
+		{"bad X-Upload-Content-Length", nil, []string{"X-Upload-Content-Length: -5"}},
+		{"metadata not JSON", []byte("{nope"), []string{"Content-Type: application/json"}},
+		{"metadata not an object", []byte("[1]"), []string{"Content-Type: application/json"}},
+		{"metadata not sent as JSON", []byte(`{"name":"x"}`), []string{"Content-Type: text/plain"}},
+	}
+	for _, b := range bad {
+		if a := s.do(t, "POST", uploadPath+"?uploadType=resumable", b.body, b.hdr...); a.status != 400 {
+			t.Errorf("%s: status %d, want 400", b.name, a.status)
+		}
+	}
+	if a := s.do(t, "POST", uploadPath, []byte("x")); a.status != 400 {
+		t.Errorf("no uploadType: status %d, want 400", a.status)
+	}
+}
+
+func TestSessionOrigin(t *testing.T) {
+	s := newTestServer(t, Options{SessionOrigin: "http://127.0.0.1:9"})
+	if loc := s.start(t, "POST", "", nil); !strings.HasPrefix(loc, "http://127.0.0.1:9/upload/") {
+		t.Errorf("Location %q, want it on the configured origin", loc)
+	}
+	s.SetSessionOrigin("")
+	if loc := s.start(t, "POST", "", nil); !strings.HasPrefix(loc, s.ts.URL+"/upload/") {
+		t.Errorf("Location %q, want it on the request's origin", loc)
+	}
+}
+
+func sums(data []byte) (md5b64, crcb64 string) {
+	m := md5.Sum(data)
+	var c [4]byte
+	binary.BigEndian.PutUint32(c[:], crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))
+	return base64.StdEncoding.EncodeToString(m[:]), base64.StdEncoding.EncodeToString(c[:])
+}
+
+func multipartBody(boundary, meta, mediaType string, media []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "--%s\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n%s\r\n", boundary, meta)
+	fmt.Fprintf(&b, "--%s\r\nContent-Type: %s\r\n\r\n", boundary, mediaType)
+	b.Write(media)
+	fmt.Fprintf(&b, "\r\n--%s--\r\n", boundary)
+	return b.Bytes()
+}
+
+func TestChecksums(t *testing.T) {
+	// GCS's values for the empty object.
+	if m, c := sums(nil); m != "1B2M2Y8AsgTpgAmY7PhCfg==" || c != "AAAAAA==" {
+		t.Fatalf("helper sums of nothing: %s %s", m, c)
+	}
+	data := testData(K + 1234)
+	wantMD5, wantCRC := sums(data)
+	s := newTestServer(t, Options{})
+	answers := map[string]answer{
+		"media": s.do(t, "POST", uploadPath+"?uploadType=media&name=m", data, "Content-Type: application/octet-stream"),
+		"multipart": s.do(t, "POST", uploadPath+"?uploadType=multipart", multipartBody("BND", `{"name":"mp"}`, "text/plain", data),
+			"Content-Type: multipart/related; boundary=BND"),
+	}
+	loc := s.start(t, "POST", "&name=r", nil)
+	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
+	answers["resumable"] = s.do(t, "PUT", loc, data[K:], "Content-Range: "+cr(K, len(data)-1, strconv.Itoa(len(data))))
+	for kind, a := range answers {
+		m := a.json(t)
+		if m["md5Hash"] != wantMD5 || m["crc32c"] != wantCRC || m["size"] != strconv.Itoa(len(data)) {
+			t.Errorf("%s: md5Hash %v crc32c %v size %v, want %s %s %d", kind, m["md5Hash"], m["crc32c"], m["size"], wantMD5, wantCRC, len(data))
+		}
+	}
+	for _, name := range []string{"m", "mp", "r"} {
+		if _, got, ok := s.Object(name); !ok || !bytes.Equal(got, data) {
+			t.Errorf("object %s: stored %v, want the data", name, ok)
+		}
+	}
+}
+
+func TestGoogHash(t *testing.T) {
+	data := testData(K + 10)
+	md5b, crcb := sums(data)
+	good := "X-Goog-Hash: crc32c=" + crcb + ",md5=" + md5b
+	_, badCRC := sums([]byte("other"))
+	bad := "X-Goog-Hash: crc32c=" + badCRC + ",md5=" + md5b
+	s := newTestServer(t, Options{})
+	mp := multipartBody("b1", `{}`, "text/plain", data)
+	mpType := "Content-Type: multipart/related; boundary=b1"
+
+	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m1", data, bad); a.status != 400 {
+		t.Errorf("media with a wrong hash: status %d, want 400", a.status)
+	}
+	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p1", mp, mpType, "X-Goog-Hash: md5=AAAAAAAAAAAAAAAAAAAAAA=="); a.status != 400 {
+		t.Errorf("multipart with a wrong hash: status %d, want 400", a.status)
+	}
+	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m2", data, good); a.status != 200 {
+		t.Errorf("media with the right hash: status %d, want 200", a.status)
+	}
+	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p2", mp, mpType, good); a.status != 200 {
+		t.Errorf("multipart with the right hash: status %d, want 200", a.status)
+	}
+	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m3", data, "X-Goog-Hash: crc32c"); a.status != 400 {
+		t.Errorf("malformed hash: status %d, want 400", a.status)
+	}
+
+	loc := s.start(t, "POST", "&name=r1", nil)
+	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"), bad) // not final: not checked
+	last := "Content-Range: " + cr(K, len(data)-1, strconv.Itoa(len(data)))
+	if a := s.do(t, "PUT", loc, data[K:], last, bad); a.status != 400 {
+		t.Errorf("final chunk with a wrong hash: status %d, want 400", a.status)
+	}
+	if a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */*"); a.status != 308 || a.header.Get("Range") != "bytes=0-262143" {
+		t.Errorf("after the refused final chunk: %d %q, want 308 bytes=0-262143", a.status, a.header.Get("Range"))
+	}
+	if a := s.do(t, "PUT", loc, data[K:], last, good); a.status != 201 {
+		t.Errorf("final chunk with the right hash: status %d, want 201", a.status)
+	}
+	// bytes */T that completes the object checks the hash too.
+	loc = s.start(t, "POST", "&name=r2", nil)
+	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
+	md5k, crck := sums(data[:K])
+	if a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */262144", "X-Goog-Hash: md5="+md5b); a.status != 400 {
+		t.Errorf("finalizing query with a wrong hash: status %d, want 400", a.status)
+	}
+	if a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */262144", "X-Goog-Hash: md5="+md5k+",crc32c="+crck); a.status != 201 {
+		t.Errorf("finalizing query with the right hash: status %d, want 201", a.status)
+	}
+
+	names := map[string]bool{}
+	for _, o := range s.Objects() {
+		names[o.Name] = true
+	}
+	want := map[string]bool{"m2": true, "p2": true, "r1": true, "r2": true}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("stored objects %v, want %v (none with a wrong hash)", names, want)
+	}
+}
+
+func TestMultipart(t *testing.T) {
+	s := newTestServer(t, Options{})
+	media := []byte("hello, multipart")
+	a := s.do(t, "POST", uploadPath+"?uploadType=multipart", multipartBody("xyz", `{"name":"mp.txt","metadata":{"a":"b"}}`, "text/plain", media),
+		"Content-Type: multipart/related; boundary=xyz")
+	if a.status != 200 {
+		t.Fatalf("status %d: %s", a.status, a.body)
+	}
+	m := a.json(t)
+	if m["name"] != "mp.txt" || m["contentType"] != "text/plain" || m["size"] != strconv.Itoa(len(media)) {
+		t.Errorf("answer %v", m)
+	}
+	if _, got, _ := s.Object("mp.txt"); !bytes.Equal(got, media) {
+		t.Errorf("stored %q, want %q", got, media)
+	}
+
+	onePart := []byte("--B\r\nContent-Type: application/json\r\n\r\n{}\r\n--B--\r\n")
+	threeParts := []byte("--B\r\nContent-Type: application/json\r\n\r\n{}\r\n--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B\r\nContent-Type: text/plain\r\n\r\ny\r\n--B--\r\n")
+	unclosed := []byte("--B\r\nContent-Type: application/json\r\n\r\n{}\r\n--B\r\nContent-Type: text/plain\r\n\r\nxyz")
+	noMediaType := []byte("--B\r\nContent-Type: application/json\r\n\r\n{}\r\n--B\r\n\r\nx\r\n--B--\r\n")
+	metaNotJSON := []byte("--B\r\nContent-Type: text/plain\r\n\r\n{}\r\n--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B--\r\n")
+	badJSON := multipartBody("B", `{"name":`, "text/plain", []byte("x"))
+	good := multipartBody("B", `{}`, "text/plain", []byte("x"))
+	cases := []struct {
+		name, ct string
+		body     []byte
+	}{
+		{"one part", "multipart/related; boundary=B", onePart},
+		{"three parts", "multipart/related; boundary=B", threeParts},
+		{"no closing boundary", "multipart/related; boundary=B", unclosed},
+		{"media part without content-type", "multipart/related; boundary=B", noMediaType},
+		{"metadata part not JSON", "multipart/related; boundary=B", metaNotJSON},
+		{"metadata not valid JSON", "multipart/related; boundary=B", badJSON},
+		{"no boundary", "multipart/related", good},
+		{"not multipart/related", "multipart/form-data; boundary=B", good},
+		{"wrong boundary", "multipart/related; boundary=C", good},
+	}
+	for _, c := range cases {
+		if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=bad", c.body, "Content-Type: "+c.ct); a.status != 400 {
+			t.Errorf("%s: status %d, want 400", c.name, a.status)
+		}
+	}
+	if _, _, ok := s.Object("bad"); ok {
+		t.Error("a malformed multipart upload was stored")
+	}
+}
+
+func TestMedia(t *testing.T) {
+	s := newTestServer(t, Options{})
+	a := s.do(t, "PUT", uploadPath+"?uploadType=media&name=pic", []byte("PNG"), "Content-Type: image/png")
+	if m := a.json(t); a.status != 200 || m["contentType"] != "image/png" || m["size"] != "3" {
+		t.Errorf("status %d answer %v", a.status, m)
+	}
+	if a := s.do(t, "GET", uploadPath+"?uploadType=media", nil); a.status != http.StatusMethodNotAllowed {
+		t.Errorf("GET: status %d, want 405", a.status)
+	}
+}
+
+func TestContentLengthHeaderDisagrees(t *testing.T) {
+	// A client that lies in Content-Length, which net/http clients cannot.
+	s := New(Options{})
+	w := serve(s, httptestRequest("POST", uploadPath+"?uploadType=resumable", nil))
+	loc := w.Header().Get("Location")
+	r := httptestRequest("PUT", loc, make([]byte, K))
+	r.Header.Set("Content-Range", cr(0, K-1, "*"))
+	r.ContentLength = K + 1
+	if w := serve(s, r); w.Code != 400 {
+		t.Errorf("status %d, want 400", w.Code)
+	}
+}
