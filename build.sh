@@ -98,7 +98,7 @@ test_browser() {
 	go build -o "$TESTTMP/refserver" ./web/cmd/refserver
 	go build -o "$TESTTMP/serve" ./web/cmd/serve
 	MEDIAUPLOAD_REFSERVER="$TESTTMP/refserver" MEDIAUPLOAD_SERVE="$TESTTMP/serve" \
-		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 web/test/
+		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 web/test/*.test.mjs
 	log "tsc --noEmit over the typed example"
 	npx tsc --noEmit -p web/test/types
 }
@@ -129,7 +129,7 @@ bench)
 	need_chromium
 	need_npm
 	build
-	node web/test/bench.mjs
+	node web/bench/bench.mjs
 	;;
 *)
 	echo "usage: ./build.sh [build|test|serve|bench]" >&2

@@ -1,12 +1,8 @@
 package core
 
 import (
-	"context"
-	"crypto/md5"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
-	"hash"
 	"hash/crc32"
 )
 
@@ -26,19 +22,25 @@ const (
 // checksum was asked for.
 type ReadablePiece interface {
 	Piece
-	Read(ctx context.Context) ([]byte, error)
+	Read(ctx Context) ([]byte, error)
 }
 
 // Read returns b itself.
-func (b Bytes) Read(context.Context) ([]byte, error) { return b, nil }
+func (b Bytes) Read(Context) ([]byte, error) { return b, nil }
+
+// hash32 is the part of hash.Hash32 the hasher uses.
+type hash32 interface {
+	Write([]byte) (int, error)
+	Sum32() uint32
+}
 
 // hashReadStep is how much of the source a catch-up reads at once.
 const hashReadStep = 8 << 20
 
 // hasher hashes the upload's bytes in order, each byte once, however often it is sent.
 type hasher struct {
-	crc  hash.Hash32
-	md5  hash.Hash
+	crc  hash32
+	md5  *md5Digest
 	upTo int64 // bytes [0, upTo) are hashed
 }
 
@@ -51,14 +53,14 @@ func newHasher(c Checksum) *hasher {
 		h.crc = crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	}
 	if c == MD5 || c == Both {
-		h.md5 = md5.New()
+		h.md5 = newMD5()
 	}
 	return h
 }
 
 // add hashes what piece p, which starts at offset, holds beyond the bytes already hashed,
 // reading the source first for any gap before offset.
-func (h *hasher) add(ctx context.Context, src Source, offset int64, p Piece) error {
+func (h *hasher) add(ctx Context, src Source, offset int64, p Piece) error {
 	if h == nil || offset+p.Len() <= h.upTo {
 		return nil
 	}
@@ -69,7 +71,7 @@ func (h *hasher) add(ctx context.Context, src Source, offset int64, p Piece) err
 }
 
 // catchUp hashes the source's bytes from upTo to `to`, a step at a time.
-func (h *hasher) catchUp(ctx context.Context, src Source, to int64) error {
+func (h *hasher) catchUp(ctx Context, src Source, to int64) error {
 	for h != nil && h.upTo < to {
 		p, err := src.Slice(h.upTo, min(to, h.upTo+hashReadStep))
 		if err != nil {
@@ -85,7 +87,7 @@ func (h *hasher) catchUp(ctx context.Context, src Source, to int64) error {
 	return nil
 }
 
-func (h *hasher) write(ctx context.Context, offset int64, p Piece) error {
+func (h *hasher) write(ctx Context, offset int64, p Piece) error {
 	rp, ok := p.(ReadablePiece)
 	if !ok {
 		return errors.New("core: the source's bytes cannot be read for a checksum")
@@ -107,10 +109,11 @@ func (h *hasher) write(ctx context.Context, offset int64, p Piece) error {
 
 func (h *hasher) sums() (crc, md string) {
 	if h.crc != nil {
-		crc = base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, h.crc.Sum32()))
+		v := h.crc.Sum32()
+		crc = base64.StdEncoding.EncodeToString([]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 	}
 	if h.md5 != nil {
-		md = base64.StdEncoding.EncodeToString(h.md5.Sum(nil))
+		md = base64.StdEncoding.EncodeToString(h.md5.Sum())
 	}
 	return crc, md
 }

@@ -110,3 +110,34 @@ func FuzzJSONString(f *testing.F) {
 		jsonString([]byte(b), "md5Hash") // must not panic or hang
 	})
 }
+
+func FuzzMD5(f *testing.F) {
+	f.Add([]byte("abc"), 3)
+	f.Add(make([]byte, 200), 64)
+	f.Fuzz(func(t *testing.T, b []byte, split int) {
+		d := newMD5()
+		if split < 0 || split > len(b) {
+			split = len(b) / 2
+		}
+		d.Write(b[:split])
+		d.Write(b[split:])
+		want := md5.Sum(b)
+		if got := d.Sum(); string(got) != string(want[:]) {
+			t.Fatalf("md5(%x) = %x, want %x", b, got, want)
+		}
+	})
+}
+
+func TestMD5(t *testing.T) {
+	for n := range 300 {
+		b := data(n)
+		d := newMD5()
+		for i := 0; i < len(b); i += 7 {
+			d.Write(b[i:min(i+7, len(b))])
+		}
+		want := md5.Sum(b)
+		if got := d.Sum(); string(got) != string(want[:]) {
+			t.Fatalf("md5 of %d bytes = %x, want %x", n, got, want)
+		}
+	}
+}

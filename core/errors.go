@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"strconv"
 )
@@ -20,16 +19,16 @@ const (
 )
 
 // Code returns the shared/API.md code for err: the code of the first error in its chain that
-// has one, "aborted" for a cancelled context, and "network_error" for anything else.
+// has one, and "network_error" for anything else.
 func Code(err error) string {
-	var c interface{ Code() string }
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
-	case errors.As(err, &c):
-		return c.Code()
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return CodeAborted
+	}
+	// A plain walk down the Unwrap chain: errors.As would link reflect into the wasm.
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if c, ok := e.(interface{ Code() string }); ok {
+			return c.Code()
+		}
 	}
 	return CodeNetwork
 }
@@ -117,6 +116,17 @@ func (e *ProtocolError) Error() string { return "core: protocol error: " + e.Rea
 // Code returns "protocol_error".
 func (e *ProtocolError) Code() string { return CodeProtocol }
 
+// AbortedError is an upload stopped by its context; Err is the context's error
+// (context.Canceled, say), so errors.Is(err, context.Canceled) holds.
+type AbortedError struct{ Err error }
+
+func (e *AbortedError) Error() string { return "core: upload aborted: " + e.Err.Error() }
+
+// Code returns "aborted".
+func (e *AbortedError) Code() string { return CodeAborted }
+
+func (e *AbortedError) Unwrap() error { return e.Err }
+
 // ChecksumError is a server whose hash of the stored object differs from the source's.
 type ChecksumError struct {
 	Kind   string // "crc32c" or "md5"
@@ -130,3 +140,15 @@ func (e *ChecksumError) Error() string {
 
 // Code returns "checksum_mismatch".
 func (e *ChecksumError) Code() string { return CodeChecksum }
+
+// Find returns the first error of type T in err's Unwrap chain. It does what errors.As does
+// for a concrete type, without reflect, which errors.As would link into the wasm.
+func Find[T error](err error) (T, bool) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if t, ok := e.(T); ok {
+			return t, true
+		}
+	}
+	var zero T
+	return zero, false
+}

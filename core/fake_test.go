@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"testing"
 )
@@ -33,7 +32,7 @@ type script struct {
 
 var errDropped = errors.New("connection reset by peer")
 
-func (s *script) Do(ctx context.Context, r *Request) (*Response, error) {
+func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 	s.t.Helper()
 	s.reqs = append(s.reqs, r)
 	if err := ctx.Err(); err != nil {

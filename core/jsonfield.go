@@ -53,31 +53,31 @@ func (p *jsonScanner) byte(c byte) bool {
 	return false
 }
 
-// str reads a string, decoding the escapes a hash or a key can hold (\uXXXX is kept only for
-// ASCII; anything else makes the string unequal to every hash, which is what matters here).
+// str reads a string, decoding the escapes a hash or a key can hold; a \u escape beyond ASCII
+// ends the scan, as no hash or key core asks for holds one.
 func (p *jsonScanner) str() (string, bool) {
 	if !p.byte('"') {
 		return "", false
 	}
-	var b strings.Builder
+	var b []byte
 	for p.i < len(p.s) {
 		c := p.s[p.i]
 		p.i++
 		switch {
 		case c == '"':
-			return b.String(), true
+			return string(b), true
 		case c == '\\' && p.i < len(p.s):
 			e := p.s[p.i]
 			p.i++
 			switch e {
 			case 'n':
-				b.WriteByte('\n')
+				b = append(b, '\n')
 			case 't':
-				b.WriteByte('\t')
+				b = append(b, '\t')
 			case 'r':
-				b.WriteByte('\r')
+				b = append(b, '\r')
 			case 'b', 'f':
-				b.WriteByte(' ')
+				b = append(b, ' ')
 			case 'u':
 				if p.i+4 > len(p.s) {
 					return "", false
@@ -90,16 +90,15 @@ func (p *jsonScanner) str() (string, bool) {
 					n = n<<4 | unhex(h)
 				}
 				p.i += 4
-				if n < 0x80 {
-					b.WriteByte(byte(n))
-				} else {
-					b.WriteRune(rune(n))
+				if n >= 0x80 {
+					return "", false // never part of a hash or a key core asks for
 				}
+				b = append(b, byte(n))
 			default:
-				b.WriteByte(e) // \" \\ \/
+				b = append(b, e) // \" \\ \/
 			}
 		default:
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
 	return "", false

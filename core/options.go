@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"strings"
 	"time"
 )
@@ -44,7 +43,7 @@ type Options struct {
 	Header Header
 	// GetHeader, when set, is called before the first request and again after a 401; its
 	// fields are merged over Header and go where Header goes.
-	GetHeader func(ctx context.Context) (Header, error)
+	GetHeader func(ctx Context) (Header, error)
 	// SessionURL resumes a session already started: no new session is started, the upload
 	// asks the session how much it holds and goes on from there.
 	SessionURL string
@@ -80,7 +79,7 @@ func (o *Options) validate(src Source) error {
 	if o.SessionURL != "" && originOf(o.SessionURL) == "" {
 		return &ArgumentError{Field: "sessionURL", Reason: "not an absolute http or https URL: " + o.SessionURL}
 	}
-	switch o.Method = strings.ToUpper(o.Method); o.Method {
+	switch o.Method = upper(o.Method); o.Method {
 	case "":
 		o.Method = "POST"
 	case "POST", "PUT":
@@ -133,6 +132,17 @@ func (o *Options) validate(src Source) error {
 		o.Retry = &p
 	}
 	return o.Retry.validate()
+}
+
+// upper upper-cases ASCII letters only (see lower).
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] -= 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // validName reports whether s is an HTTP field name (an RFC 9110 token).

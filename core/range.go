@@ -10,18 +10,18 @@ import (
 // accepted. An empty header means the server holds nothing. The range must start at 0 and
 // N must be a plain decimal: anything else is an error, never a guess.
 func parseRange(h string) (int64, error) {
-	h = strings.TrimSpace(h)
+	h = trimSpace(h)
 	if h == "" {
 		return 0, nil // a 308 with no Range: nothing stored, start at 0
 	}
 	h = strings.TrimPrefix(h, "bytes=")
 	first, last, ok := strings.Cut(h, "-")
 	if !ok || first != "0" {
-		return 0, &ProtocolError{Reason: "malformed Range header " + strconv.Quote(h), Status: 308}
+		return 0, &ProtocolError{Reason: "malformed Range header " + "\"" + h + "\"", Status: 308}
 	}
 	n, ok := parseDecimal(last)
 	if !ok {
-		return 0, &ProtocolError{Reason: "malformed Range header " + strconv.Quote(h), Status: 308}
+		return 0, &ProtocolError{Reason: "malformed Range header " + "\"" + h + "\"", Status: 308}
 	}
 	return n + 1, nil
 }
@@ -63,7 +63,7 @@ func contentRange(start, end, total int64) string {
 // that is not an absolute http or https URL with a host.
 func splitURL(u string) (origin, path, rest string, ok bool) {
 	scheme, after, found := strings.Cut(u, "://")
-	scheme = strings.ToLower(scheme)
+	scheme = lower(scheme)
 	if !found || (scheme != "http" && scheme != "https") {
 		return "", "", "", false
 	}
@@ -71,7 +71,7 @@ func splitURL(u string) (origin, path, rest string, ok bool) {
 	if end < 0 {
 		end = len(after)
 	}
-	host := strings.ToLower(after[:end])
+	host := lower(after[:end])
 	if host == "" || strings.ContainsAny(host, " \t\r\n\\") {
 		return "", "", "", false
 	}
@@ -107,7 +107,7 @@ func originOf(u string) string {
 // sends: absolute, scheme-relative ("//host/p"), absolute-path ("/p?q"), query-only ("?q") and
 // relative-path ("p", "../p").
 func resolveLocation(base, loc string) (string, bool) {
-	loc = strings.TrimSpace(loc)
+	loc = trimSpace(loc)
 	if loc == "" || strings.ContainsAny(loc, " \t\r\n") {
 		return "", false
 	}
@@ -147,29 +147,32 @@ func cutPath(s string) (path, rest string) {
 
 // removeDots removes "." and ".." segments from an absolute path (RFC 3986 section 5.2.4).
 func removeDots(p string) string {
-	segs := strings.Split(p, "/")
-	out := make([]string, 0, len(segs))
-	for i, s := range segs {
-		last := i == len(segs)-1
-		switch s {
+	var out []string
+	for len(p) > 0 {
+		seg, rest, more := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		switch seg {
 		case ".":
-			if last {
-				out = append(out, "")
-			}
 		case "..":
-			if len(out) > 1 {
+			if len(out) > 0 {
 				out = out[:len(out)-1]
 			}
-			if last {
-				out = append(out, "")
-			}
 		default:
-			out = append(out, s)
+			out = append(out, seg)
 		}
+		if !more {
+			if seg == "." || seg == ".." {
+				out = append(out, "") // "/a/.." is "/a/": the path keeps its trailing slash
+			}
+			break
+		}
+		p = "/" + rest
 	}
-	r := strings.Join(out, "/")
-	if !strings.HasPrefix(r, "/") {
-		r = "/" + r
+	r := ""
+	for _, seg := range out {
+		r += "/" + seg
+	}
+	if r == "" {
+		r = "/"
 	}
 	return r
 }
@@ -181,15 +184,25 @@ func withUploadType(u, t string) string {
 	if frag != "" {
 		frag = "#" + frag
 	}
-	path, query, hasQuery := strings.Cut(u, "?")
-	var kept []string
-	if hasQuery && query != "" {
-		for _, kv := range strings.Split(query, "&") {
-			if k, _, _ := strings.Cut(kv, "="); k != "uploadType" && kv != "" {
-				kept = append(kept, kv)
-			}
+	path, query, _ := strings.Cut(u, "?")
+	kept := ""
+	for query != "" {
+		var kv string
+		kv, query, _ = strings.Cut(query, "&")
+		if k, _, _ := strings.Cut(kv, "="); k != "uploadType" && kv != "" {
+			kept += kv + "&"
 		}
 	}
-	kept = append(kept, "uploadType="+t)
-	return path + "?" + strings.Join(kept, "&") + frag
+	return path + "?" + kept + "uploadType=" + t + frag
+}
+
+// trimSpace trims ASCII white space (strings.TrimSpace links Unicode tables into the wasm).
+func trimSpace(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t' || s[0] == '\r' || s[0] == '\n') {
+		s = s[1:]
+	}
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t' || s[len(s)-1] == '\r' || s[len(s)-1] == '\n') {
+		s = s[:len(s)-1]
+	}
+	return s
 }

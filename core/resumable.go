@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"math"
 	"strconv"
 	"time"
@@ -31,7 +30,7 @@ func newSession(adopted bool, total int64) sessionState {
 }
 
 // runResumable sends a resumable upload (PROTOCOL.md sections 2–5).
-func (u *Upload) runResumable(ctx context.Context) (*Result, error) {
+func (u *Upload) runResumable(ctx Context) (*Result, error) {
 	p := u.o.Retry
 	s := newSession(u.session != "", u.total)
 	query := u.session != "" // an adopted session: ask what it holds first
@@ -111,6 +110,8 @@ func (u *Upload) runResumable(ctx context.Context) (*Result, error) {
 				return nil, err
 			}
 			query = true
+		case vFinal:
+			return nil, err
 		default:
 			return nil, httpError(resp)
 		}
@@ -167,7 +168,7 @@ func (u *Upload) statusQuery() *Request {
 // the data ends exactly on a chunk boundary, the last request is empty: "bytes */TOTAL". With
 // a checksum, the chunk's new bytes are hashed before it goes, and the last request states
 // the hashes.
-func (u *Upload) chunk(ctx context.Context, offset int64) (*Request, int64, error) {
+func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 	want := u.o.ChunkSize
 	end := int64(math.MaxInt64)
 	if want > 0 {

@@ -430,7 +430,7 @@ func TestGetHeaderAskedAgainAfter401(t *testing.T) {
 	}{{"then accepted", 200, ""}, {"twice: fail", 401, CodeHTTP}} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			o := Options{GetHeader: func(context.Context) (Header, error) {
+			o := Options{GetHeader: func(Context) (Header, error) {
 				calls++
 				return Header{"Authorization": "Bearer " + string(rune('0'+calls))}, nil
 			}}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -86,13 +85,17 @@ const (
 	vLost                    // 404 or 410 on a session URI: start a new session
 	vAuth                    // 401 on a request that carries the caller's headers
 	vFail                    // anything else: no retry can fix it
+	vFinal                   // no answer, and the transport's error says why it is final
 )
 
 // classify decides what an exchange means (PROTOCOL.md section 5). err != nil means no answer
 // arrived. onSession says the request went to a session URI, where 404 and 410 mean the
 // session is gone rather than a plain "not found".
 func classify(resp *Response, err error, onSession bool) verdict {
-	if err != nil {
+	switch {
+	case err != nil && Code(err) != CodeNetwork && Code(err) != CodeAborted:
+		return vFinal // the transport knows the failure is final (a protocol error, say)
+	case err != nil:
 		return vBackoff // a lost connection: retry (resumable: after a status query)
 	}
 	switch s := resp.Status; {
@@ -113,20 +116,49 @@ func classify(resp *Response, err error, onSession bool) verdict {
 // retryAfter reads a Retry-After header: delay-seconds or an HTTP-date (RFC 9110 section
 // 10.2.3). ok is false when it is absent or unreadable.
 func retryAfter(h string, now time.Time) (time.Duration, bool) {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0, false
-	}
-	if n, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if n < 0 {
-			return 0, false
-		}
+	h = trimSpace(h)
+	if n, ok := parseDecimal(h); ok {
 		return time.Duration(min(n, int64(MaxSingleDelay/time.Second))) * time.Second, true
 	}
-	for _, layout := range []string{time.RFC1123, time.RFC850, time.ANSIC} {
-		if t, err := time.Parse(layout, h); err == nil {
-			return max(t.Sub(now), 0), true
-		}
+	if t, ok := parseHTTPDate(h); ok {
+		return max(t.Sub(now), 0), true
 	}
 	return 0, false
+}
+
+// parseHTTPDate reads an IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 section
+// 5.6.7), the form servers send: fixed width, so it is read by position. (time.Parse costs
+// the wasm about 100 KB.)
+func parseHTTPDate(s string) (time.Time, bool) {
+	const layout = "Sun, 06 Nov 1994 08:49:37 GMT"
+	if len(s) != len(layout) || s[3:5] != ", " || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
+		s[19] != ':' || s[22] != ':' || s[25:] != " GMT" {
+		return time.Time{}, false
+	}
+	month := strings.Index("JanFebMarAprMayJunJulAugSepOctNovDec", s[8:11])
+	day, ok1 := parseDecimal(s[5:7])
+	year, ok2 := parseDecimal(s[12:16])
+	hh, ok3 := parseDecimal(s[17:19])
+	mm, ok4 := parseDecimal(s[20:22])
+	ss, ok5 := parseDecimal(s[23:25])
+	if month < 0 || month%3 != 0 || !(ok1 && ok2 && ok3 && ok4 && ok5) || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60 {
+		return time.Time{}, false
+	}
+	return time.Unix(unixSeconds(year, int64(month/3+1), day, hh, mm, ss), 0), true
+}
+
+// unixSeconds returns the Unix time of a UTC date and time (the days-from-civil algorithm of
+// the proleptic Gregorian calendar). time.Date would do it too, but it links the time zone
+// machinery into the wasm.
+func unixSeconds(y, m, d, hh, mm, ss int64) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400 // y is never negative here: four digits
+	yoe := y - era*400
+	mp := (m + 9) % 12 // March is 0
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	days := era*146097 + doe - 719468
+	return days*86400 + hh*3600 + mm*60 + ss
 }

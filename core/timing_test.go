@@ -15,7 +15,7 @@ type timedScript struct {
 	t0 time.Time
 }
 
-func (s *timedScript) Do(ctx context.Context, r *Request) (*Response, error) {
+func (s *timedScript) Do(ctx Context, r *Request) (*Response, error) {
 	s.at = append(s.at, time.Since(s.t0))
 	return s.script.Do(ctx, r)
 }
@@ -206,4 +206,53 @@ func TestCancel(t *testing.T) {
 		}
 		s.done()
 	})
+}
+
+func TestParseHTTPDate(t *testing.T) {
+	want := time.Date(1994, 11, 6, 8, 49, 37, 0, time.UTC)
+	if got, ok := parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT"); !ok || !got.Equal(want) {
+		t.Fatalf("got %v %v", got, ok)
+	}
+	for _, s := range []string{"Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Now 1994 08:49:37 GMT",
+		"Sun, 06 Nov 1994 24:00:00 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "06 Nov 1994"} {
+		if _, ok := parseHTTPDate(s); ok {
+			t.Errorf("%q accepted", s)
+		}
+	}
+}
+
+// finalErr is a transport error that says no retry can help.
+type finalErr struct{}
+
+func (finalErr) Error() string { return "redirected elsewhere" }
+func (finalErr) Code() string  { return CodeProtocol }
+
+type finalTransport struct{ n int }
+
+func (f *finalTransport) Do(Context, *Request) (*Response, error) {
+	f.n++
+	return nil, finalErr{}
+}
+
+func TestTransportFinalError(t *testing.T) {
+	for _, typ := range []Type{Resumable, Media} {
+		tr := &finalTransport{}
+		u, _ := New(tr, &memSource{data: data(5)}, Options{URL: testURL, Type: typ})
+		if _, err := u.Run(context.Background()); Code(err) != CodeProtocol || tr.n != 1 {
+			t.Errorf("%s: %v after %d requests", typ, err, tr.n)
+		}
+	}
+}
+
+func TestUnixSeconds(t *testing.T) {
+	for _, d := range []time.Time{
+		time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2000, 2, 29, 23, 59, 59, 0, time.UTC),
+		time.Date(2026, 11, 22, 5, 30, 0, 0, time.UTC), time.Date(2100, 3, 1, 12, 0, 0, 0, time.UTC),
+		time.Date(1994, 11, 6, 8, 49, 37, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
+	} {
+		got := unixSeconds(int64(d.Year()), int64(d.Month()), int64(d.Day()), int64(d.Hour()), int64(d.Minute()), int64(d.Second()))
+		if got != d.Unix() {
+			t.Errorf("%v: %d, want %d", d, got, d.Unix())
+		}
+	}
 }

@@ -1,19 +1,31 @@
 package core
 
-import (
-	"context"
-	"strings"
-)
-
 // Header holds HTTP header fields under lower-case names, one value each: the protocol never
 // needs repeated fields, and fetch's Headers object joins them anyway.
 type Header map[string]string
 
 // Get returns the value of field name, matched without regard to case.
-func (h Header) Get(name string) string { return h[strings.ToLower(name)] }
+func (h Header) Get(name string) string { return h[lower(name)] }
 
 // Set stores value under the lower-case form of name.
-func (h Header) Set(name, value string) { h[strings.ToLower(name)] = value }
+func (h Header) Set(name, value string) { h[lower(name)] = value }
+
+// lower lower-cases ASCII letters only: field names, schemes and hosts are ASCII, and
+// strings.ToLower would link the Unicode case tables into the wasm.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
 
 // Clone returns a copy of h (never nil).
 func (h Header) Clone() Header {
@@ -73,8 +85,18 @@ type Response struct {
 	Body   []byte
 }
 
+// Context is what core needs of a context.Context, and every context.Context is one: Go
+// callers pass theirs as they are, and cancelling it aborts the upload. Core names only these
+// two methods because context.Context's Deadline returns a time.Time, and holding one in an
+// interface makes the linker keep time's whole formatting code: measured with Go 1.26 for
+// GOOS=js, the context package costs the wasm 92 KB (25 KB gzipped) this way.
+type Context interface {
+	Done() <-chan struct{}
+	Err() error
+}
+
 // Transport sends one request and returns its answer. An error means no answer arrived (a lost
 // connection, a refused one, or ctx ending); any HTTP status, even 500, is an answer.
 type Transport interface {
-	Do(ctx context.Context, req *Request) (*Response, error)
+	Do(ctx Context, req *Request) (*Response, error)
 }

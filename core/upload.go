@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"errors"
 	"math"
 	"strconv"
@@ -144,9 +143,9 @@ func (u *Upload) isPaused() bool {
 }
 
 // Run carries out the upload and returns the server's final answer. Errors map onto the codes
-// of shared/API.md through [Code]; a cancelled ctx returns ctx.Err() ("aborted"). Run may be
-// called once.
-func (u *Upload) Run(ctx context.Context) (*Result, error) {
+// of shared/API.md through [Code]; a cancelled ctx returns an *AbortedError ("aborted") that
+// wraps ctx.Err(). Run may be called once.
+func (u *Upload) Run(ctx Context) (*Result, error) {
 	if u.o.OnState != nil {
 		u.o.OnState(u.State()) // "starting": every upload's first state is told too
 	}
@@ -172,7 +171,7 @@ func (u *Upload) Run(ctx context.Context) (*Result, error) {
 	switch {
 	case ctx.Err() != nil:
 		u.setState(StateAborted)
-		return nil, ctx.Err()
+		return nil, &AbortedError{Err: ctx.Err()}
 	case err != nil:
 		u.setState(StateFailed)
 		return nil, err
@@ -193,7 +192,7 @@ func (u *Upload) emitProgress() {
 
 // refreshHeaders asks GetHeader (if any) for the caller's headers and merges them over
 // Options.Header: before the first request, and again after a 401.
-func (u *Upload) refreshHeaders(ctx context.Context) error {
+func (u *Upload) refreshHeaders(ctx Context) error {
 	h := Header{}
 	for k, v := range u.o.Header {
 		h.Set(k, v) // the caller may write "Authorization": keys are kept lower-case
@@ -230,7 +229,7 @@ func (u *Upload) headersFor(url string) Header {
 }
 
 // do sends req and tells OnRequest how it went.
-func (u *Upload) do(ctx context.Context, req *Request) (*Response, error) {
+func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	t0 := time.Now()
 	resp, err := u.tr.Do(ctx, req)
 	if err == nil && resp == nil {
@@ -250,7 +249,7 @@ func (u *Upload) do(ctx context.Context, req *Request) (*Response, error) {
 }
 
 // pausePoint waits while the upload is paused; it reports whether it waited.
-func (u *Upload) pausePoint(ctx context.Context) (bool, error) {
+func (u *Upload) pausePoint(ctx Context) (bool, error) {
 	waited := false
 	for u.isPaused() {
 		waited = true
@@ -265,7 +264,7 @@ func (u *Upload) pausePoint(ctx context.Context) (bool, error) {
 
 // retry decides whether a failed exchange may go again and, if so, waits (PROTOCOL.md
 // section 5). It returns the error to report when the retries have run out.
-func (u *Upload) retry(ctx context.Context, v verdict, resp *Response, err error) error {
+func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error {
 	p := u.o.Retry
 	info := RetryInfo{Err: err}
 	if err == nil {
@@ -304,14 +303,17 @@ func (u *Upload) retry(ctx context.Context, v verdict, resp *Response, err error
 }
 
 // sleep waits d; a Pause ends the wait early (the pause point that follows holds the upload).
-func (u *Upload) sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
+// It uses time.AfterFunc, not time.NewTimer: NewTimer reads a GODEBUG setting whose machinery
+// costs the wasm about 88 KB.
+func (u *Upload) sleep(ctx Context, d time.Duration) error {
+	elapsed := make(chan struct{})
+	t := time.AfterFunc(d, func() { close(elapsed) })
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-t.C:
+		case <-elapsed:
 			return nil
 		case <-u.wake:
 			if u.isPaused() {
@@ -334,7 +336,7 @@ func httpError(resp *Response) *HTTPError {
 
 // runSingle sends a media or multipart upload: one request, retried whole (PROTOCOL.md
 // section 1).
-func (u *Upload) runSingle(ctx context.Context) (*Result, error) {
+func (u *Upload) runSingle(ctx Context) (*Result, error) {
 	end := u.total
 	if end < 0 {
 		end = math.MaxInt64
@@ -381,6 +383,8 @@ func (u *Upload) runSingle(ctx context.Context) (*Result, error) {
 			if err := u.retry(ctx, v, resp, err); err != nil {
 				return nil, err
 			}
+		case vFinal:
+			return nil, err
 		default:
 			return nil, httpError(resp)
 		}
@@ -388,7 +392,7 @@ func (u *Upload) runSingle(ctx context.Context) (*Result, error) {
 }
 
 // reauth asks GetHeader again after a 401, once; a second 401 is final.
-func (u *Upload) reauth(ctx context.Context, resp *Response) error {
+func (u *Upload) reauth(ctx Context, resp *Response) error {
 	if u.authRetried || u.o.GetHeader == nil {
 		return httpError(resp)
 	}
@@ -397,7 +401,7 @@ func (u *Upload) reauth(ctx context.Context, resp *Response) error {
 }
 
 // startSession starts a resumable session (PROTOCOL.md section 2) and returns its URI.
-func (u *Upload) startSession(ctx context.Context) (string, error) {
+func (u *Upload) startSession(ctx Context) (string, error) {
 	url := withUploadType(u.o.URL, string(Resumable))
 	u.authRetried = false
 	for {
@@ -429,7 +433,7 @@ func (u *Upload) startSession(ctx context.Context) (string, error) {
 			}
 			abs, ok := resolveLocation(url, loc) // a relative Location is resolved against the request URL
 			if !ok {
-				return "", &ProtocolError{Reason: "unusable Location " + strconv.Quote(loc), Status: resp.Status}
+				return "", &ProtocolError{Reason: "unusable Location " + "\"" + loc + "\"", Status: resp.Status}
 			}
 			return abs, nil
 		case vAuth:
@@ -440,6 +444,8 @@ func (u *Upload) startSession(ctx context.Context) (string, error) {
 			if err := u.retry(ctx, v, resp, err); err != nil {
 				return "", err
 			}
+		case vFinal:
+			return "", err
 		default:
 			return "", httpError(resp)
 		}

@@ -2,7 +2,6 @@ package httptransport
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 
@@ -33,7 +32,7 @@ func (p section) Len() int64 { return p.Size() }
 func (p section) NewReader() io.Reader { return io.NewSectionReader(p.SectionReader, 0, p.Size()) }
 
 // Read reads the piece's bytes, for a checksum.
-func (p section) Read(context.Context) ([]byte, error) {
+func (p section) Read(core.Context) ([]byte, error) {
 	b := make([]byte, p.Size())
 	n, err := p.ReadAt(b, 0)
 	if n == len(b) {
@@ -91,4 +90,4 @@ func (b bytesPiece) Len() int64 { return int64(len(b)) }
 func (b bytesPiece) NewReader() io.Reader { return bytes.NewReader(b) }
 
 // Read returns the piece's bytes, for a checksum.
-func (b bytesPiece) Read(context.Context) ([]byte, error) { return b, nil }
+func (b bytesPiece) Read(core.Context) ([]byte, error) { return b, nil }

@@ -37,7 +37,9 @@ func (t *Transport) client() *http.Client {
 }
 
 // Do sends r and returns the answer; an error means no answer arrived.
-func (t *Transport) Do(ctx context.Context, r *core.Request) (*core.Response, error) {
+func (t *Transport) Do(cctx core.Context, r *core.Request) (*core.Response, error) {
+	ctx, cancel := stdContext(cctx)
+	defer cancel()
 	readers := make([]io.Reader, 0, len(r.Body))
 	for _, p := range r.Body {
 		switch p := p.(type) {
@@ -75,4 +77,21 @@ func (t *Transport) Do(ctx context.Context, r *core.Request) (*core.Response, er
 		h[strings.ToLower(k)] = strings.Join(v, ", ")
 	}
 	return &core.Response{Status: resp.StatusCode, Header: h, Body: data}, nil
+}
+
+// stdContext returns ctx as a context.Context for net/http: itself when it is one (what Go
+// callers pass), else a context cancelled when ctx is done.
+func stdContext(ctx core.Context) (context.Context, context.CancelFunc) {
+	if c, ok := ctx.(context.Context); ok {
+		return c, func() {}
+	}
+	c, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel()
+		case <-c.Done():
+		}
+	}()
+	return c, cancel
 }

@@ -78,7 +78,7 @@ func Test401AsksForHeadersAgain(t *testing.T) {
 	s.SetFaults(refserver.Faults{Rules: []refserver.Rule{{On: refserver.KindStart, Action: refserver.ActionUnauthorized}}})
 	calls := 0
 	data := randomBytes(7, K256+1)
-	_, err := upload(t, base+"/upload/x?name=auth", data, core.Options{GetHeader: func(context.Context) (core.Header, error) {
+	_, err := upload(t, base+"/upload/x?name=auth", data, core.Options{GetHeader: func(core.Context) (core.Header, error) {
 		calls++
 		return core.Header{"authorization": "Bearer t"}, nil
 	}}, nil)
