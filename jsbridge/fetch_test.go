@@ -1,0 +1,165 @@
+//go:build js && wasm
+
+package jsbridge
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall/js"
+	"testing"
+	"time"
+
+	"github.com/mediaupload/mediaupload/core"
+)
+
+func TestFetchRoundTrip(t *testing.T) {
+	base := liveFuncs.Load()
+	ref, bucket, name := refURL(t), unique("fetch"), unique("obj")
+	data := randomBytes(262144 + 1000)
+	src, _ := NewBlobSource(blobOf(data, ""))
+	ctx := context.Background()
+
+	start := &core.Request{Method: "POST", URL: ref + "/upload/storage/v1/b/" + bucket + "/o?uploadType=resumable&name=" + name,
+		Header: core.Header{"x-upload-content-type": "text/plain", "x-upload-content-length": "263144"}}
+	resp, err := Fetch{}.Do(ctx, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := resp.Header.Get("Location")
+	if resp.Status != 200 || !strings.Contains(loc, "upload_id") {
+		t.Fatalf("session start: %d, Location %q", resp.Status, loc)
+	}
+	for k := range resp.Header {
+		if k != strings.ToLower(k) {
+			t.Errorf("header name %q is not lower-case", k)
+		}
+	}
+
+	first, _ := src.Slice(0, 262144)
+	resp, err = Fetch{}.Do(ctx, &core.Request{Method: "PUT", URL: loc,
+		Header: core.Header{"content-range": "bytes 0-262143/263144"}, Body: []core.Piece{first}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != 308 || resp.Header.Get("Range") != "bytes=0-262143" {
+		t.Fatalf("first chunk: %d, Range %q (exposed through CORS?)", resp.Status, resp.Header.Get("Range"))
+	}
+
+	rest, _ := src.Slice(262144, 263144)
+	resp, err = Fetch{}.Do(ctx, &core.Request{Method: "PUT", URL: loc,
+		Header: core.Header{"content-range": "bytes 262144-263143/263144"}, Body: []core.Piece{rest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := parseJSON(string(resp.Body))
+	if resp.Status != 200 && resp.Status != 201 || meta.IsNull() || meta.Get("name").String() != name || meta.Get("size").String() != "263144" {
+		t.Fatalf("last chunk: %d %s", resp.Status, resp.Body)
+	}
+	if got := download(t, name); md5hex(got) != md5hex(data) {
+		t.Fatal("stored bytes differ")
+	}
+	settleFuncs(t, base)
+}
+
+func TestFetchAbortIsPrompt(t *testing.T) {
+	base := liveFuncs.Load()
+	ref := refURL(t)
+	src, _ := NewBlobSource(bigBlob(2048)) // 2 GiB: far from sent when the abort comes
+	p, _ := src.Slice(0, src.Size())
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	t0 := time.Now()
+	_, err := Fetch{}.Do(ctx, &core.Request{Method: "POST", URL: ref + "/upload/storage/v1/b/" + unique("abort") + "/o?uploadType=media&name=" + unique("big"),
+		Header: core.Header{"content-type": "application/octet-stream"}, Body: []core.Piece{p}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Fatalf("abort took %v", d)
+	}
+	settleFuncs(t, base)
+}
+
+func TestFetchNetworkFailure(t *testing.T) {
+	// Port 1 on loopback refuses the connection: fetch rejects, Do reports a FetchError.
+	_, err := Fetch{}.Do(context.Background(), &core.Request{Method: "GET", URL: "http://127.0.0.1:1/"})
+	var fe *FetchError
+	if !errors.As(err, &fe) || core.Code(err) != core.CodeNetwork {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBodyOf(t *testing.T) {
+	if _, ok := bodyOf(nil); ok {
+		t.Error("no pieces gave a body")
+	}
+	v, _ := bodyOf([]core.Piece{core.Bytes(`{"a":1}`)})
+	if !v.InstanceOf(js.Global().Get("Uint8Array")) || v.Length() != 7 {
+		t.Errorf("bytes body: %v", v)
+	}
+	src, _ := NewBlobSource(blobOf(randomBytes(100), "x/y"))
+	p, _ := src.Slice(10, 20)
+	if v, _ := bodyOf([]core.Piece{p}); !v.Equal(p.(BlobPiece).Value()) {
+		t.Error("a single Blob piece is not sent as itself")
+	}
+}
+
+// uploadVia runs a whole upload through core with the fetch transport.
+func uploadVia(t *testing.T, blob js.Value, o core.Options) *core.Result {
+	t.Helper()
+	src, err := NewBlobSource(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := core.New(Fetch{}, src, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := up.Run(ctx)
+	if err != nil {
+		t.Fatalf("%s upload: %v", o.Type, err)
+	}
+	return res
+}
+
+func TestCoreUploadsThroughFetch(t *testing.T) {
+	ref := refURL(t)
+	data := randomBytes(3*262144 + 12345)
+	for _, typ := range []core.Type{core.Resumable, core.Multipart, core.Media} {
+		t.Run(string(typ), func(t *testing.T) {
+			base := liveFuncs.Load()
+			bucket, name := unique("core"), unique(string(typ))
+			o := core.Options{URL: ref + "/upload/storage/v1/b/" + bucket + "/o?name=" + name, Type: typ,
+				ContentType: "application/x-test", ChunkSize: 262144}
+			if typ != core.Media {
+				o.Metadata = []byte(`{"name":"` + name + `","metadata":{"k":"v"}}`)
+			}
+			res := uploadVia(t, blobOf(data, ""), o)
+			meta := parseJSON(string(res.Body))
+			if res.Status != 200 && res.Status != 201 || meta.IsNull() || meta.Get("name").String() != name || meta.Get("contentType").String() != "application/x-test" {
+				t.Fatalf("result %d %s", res.Status, res.Body)
+			}
+			if got := download(t, name); md5hex(got) != md5hex(data) {
+				t.Fatalf("stored object's md5 %s, want %s", md5hex(got), md5hex(data))
+			}
+			if typ == core.Resumable {
+				puts := 0
+				for _, e := range refLog(t, bucket) {
+					if e.Get("method").String() == "PUT" {
+						puts++
+					}
+				}
+				if puts != 4 {
+					t.Errorf("%d PUTs, want 4 chunks", puts)
+				}
+				if res.SessionURL == "" {
+					t.Error("no session URL in the result")
+				}
+			}
+			settleFuncs(t, base)
+		})
+	}
+}

@@ -1,0 +1,289 @@
+//go:build js && wasm
+
+package jsbridge
+
+import (
+	"errors"
+	"math"
+	"syscall/js"
+	"time"
+
+	"github.com/mediaupload/mediaupload/core"
+)
+
+// Options converts the options object of shared/API.md into core.Options for an upload of
+// blob. Every bad argument is an *core.ArgumentError ("invalid_argument"), found here or by
+// core.New, before any request. Options the loader handles (signal, onProgress, onRetry,
+// onStateChange) and unknown keys are ignored. An option that is undefined or null takes its
+// default.
+func Options(blob, o js.Value) (opts core.Options, err error) {
+	if _, err := NewBlobSource(blob); err != nil {
+		return opts, bad("blob", err.Error())
+	}
+	switch o.Type() {
+	case js.TypeUndefined, js.TypeNull:
+		o = js.Global().Get("Object").New()
+	case js.TypeObject:
+	default:
+		return opts, bad("options", "not an object")
+	}
+	str := func(name string, dst *string) {
+		if err == nil {
+			*dst, err = optString(o, name)
+		}
+	}
+	flag := func(name string, dst *bool) {
+		if err == nil {
+			*dst, err = optBool(o, name)
+		}
+	}
+	var typ string
+	str("url", &opts.URL)
+	str("method", &opts.Method)
+	str("uploadType", &typ)
+	str("contentType", &opts.ContentType)
+	str("sessionURL", &opts.SessionURL)
+	flag("queryStatusEachChunk", &opts.QueryStatusEachChunk)
+	flag("noRedirect308", &opts.NoRedirect308)
+	if err != nil {
+		return opts, err
+	}
+	if opts.URL == "" && opts.SessionURL == "" {
+		return opts, bad("url", "missing")
+	}
+	opts.Type = core.Type(typ)
+	if opts.ContentType == "" {
+		if t, _ := get(blob, "type"); t.Type() == js.TypeString {
+			opts.ContentType = t.String() // core's default, octet-stream, where empty
+		}
+	}
+	var v [7]js.Value
+	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "resume", "checksum"} {
+		if v[i], err = get(o, name); err != nil {
+			return opts, bad(name, err.Error())
+		}
+	}
+	if opts.ChunkSize, err = chunkSize(v[0]); err != nil {
+		return opts, err
+	}
+	if opts.Metadata, err = metadata(v[1]); err != nil {
+		return opts, err
+	}
+	if opts.Header, err = header(v[2], "headers"); err != nil {
+		return opts, err
+	}
+	if opts.GetHeader, err = getHeaders(v[3]); err != nil {
+		return opts, err
+	}
+	if opts.Retry, err = retry(v[4]); err != nil {
+		return opts, err
+	}
+	if v[5].Truthy() {
+		return opts, bad("resume", "not supported yet")
+	}
+	opts.Checksum, err = checksum(v[6])
+	return opts, err
+}
+
+func bad(field, reason string) error { return &core.ArgumentError{Field: field, Reason: reason} }
+
+// set reports whether an option was given: undefined and null mean "the default".
+func set(v js.Value) bool { return !v.IsUndefined() && !v.IsNull() }
+
+var reflectGet = js.Global().Get("Reflect").Get("get")
+
+// get returns o[name] for an object the caller gave. A plain js.Value.Get would let a
+// throwing getter (or a Proxy) unwind through the Go runtime; through Reflect.get the
+// exception is an error.
+func get(o js.Value, name string) (v js.Value, err error) {
+	err = try(func() { v = reflectGet.Invoke(o, name) })
+	return v, err
+}
+
+func optString(o js.Value, name string) (string, error) {
+	v, err := get(o, name)
+	if err != nil {
+		return "", bad(name, err.Error())
+	}
+	if !set(v) {
+		return "", nil
+	}
+	if v.Type() != js.TypeString {
+		return "", bad(name, "not a string")
+	}
+	return v.String(), nil
+}
+
+func optBool(o js.Value, name string) (bool, error) {
+	v, err := get(o, name)
+	if err != nil {
+		return false, bad(name, err.Error())
+	}
+	if !set(v) {
+		return false, nil
+	}
+	if v.Type() != js.TypeBoolean {
+		return false, bad(name, "not a boolean")
+	}
+	return v.Bool(), nil
+}
+
+// integer returns v as a non-negative integer below 2^53, or ok false.
+func integer(v js.Value) (int64, bool) {
+	if v.Type() != js.TypeNumber {
+		return 0, false
+	}
+	f := v.Float()
+	if f != math.Trunc(f) || f < 0 || f > 1<<53 { // NaN and ±Inf fail too
+		return 0, false
+	}
+	return int64(f), true
+}
+
+func chunkSize(v js.Value) (int64, error) {
+	if !set(v) {
+		return core.DefaultChunkSize, nil
+	}
+	n, ok := integer(v)
+	if !ok || n%core.ChunkAlign != 0 {
+		return 0, bad("chunkSize", "must be a positive multiple of 262144, or 0 for the whole rest")
+	}
+	return n, nil
+}
+
+// isPlainObject reports whether v is an object literal (or Object.create(null)), not an
+// array, a Date, a Blob, ...
+func isPlainObject(v js.Value) bool {
+	if v.Type() != js.TypeObject {
+		return false
+	}
+	obj := js.Global().Get("Object")
+	var proto js.Value
+	if try(func() { proto = obj.Call("getPrototypeOf", v) }) != nil { // a Proxy's trap threw
+		return false
+	}
+	return proto.IsNull() || proto.Equal(obj.Get("prototype"))
+}
+
+// metadata returns the JSON text of a plain object, made by the browser's JSON.
+func metadata(v js.Value) ([]byte, error) {
+	if !set(v) {
+		return nil, nil
+	}
+	if !isPlainObject(v) {
+		return nil, bad("metadata", "not a plain object")
+	}
+	var s js.Value
+	if err := try(func() { s = js.Global().Get("JSON").Call("stringify", v) }); err != nil || s.Type() != js.TypeString {
+		if err == nil {
+			err = errors.New("JSON.stringify gave no text") // a toJSON returning undefined
+		}
+		return nil, bad("metadata", "cannot be sent as JSON: "+err.Error()) // a cycle, a BigInt
+	}
+	return []byte(s.String()), nil
+}
+
+// header reads an object of string values (headers, or what getHeaders returned).
+func header(v js.Value, field string) (core.Header, error) {
+	if !set(v) {
+		return nil, nil
+	}
+	var isArray bool
+	if v.Type() != js.TypeObject || try(func() { isArray = js.Global().Get("Array").Call("isArray", v).Bool() }) != nil || isArray {
+		return nil, bad(field, "not an object of strings")
+	}
+	var entries js.Value
+	if err := try(func() { entries = js.Global().Get("Object").Call("entries", v) }); err != nil {
+		return nil, bad(field, err.Error()) // a throwing getter
+	}
+	h := core.Header{}
+	for i, n := 0, entries.Length(); i < n; i++ {
+		kv := entries.Index(i)
+		k, val := kv.Index(0).String(), kv.Index(1)
+		if val.Type() != js.TypeString {
+			return nil, bad(field, "the value of \""+k+"\" is not a string")
+		}
+		h.Set(k, val.String())
+	}
+	return h, nil
+}
+
+// getHeaders wraps a function returning (a promise of) an object of strings. Core calls it
+// from its own goroutine, where waiting on the promise is allowed.
+func getHeaders(v js.Value) (func(core.Context) (core.Header, error), error) {
+	if !set(v) {
+		return nil, nil
+	}
+	if v.Type() != js.TypeFunction {
+		return nil, bad("getHeaders", "not a function")
+	}
+	return func(ctx core.Context) (core.Header, error) {
+		var p js.Value
+		if err := try(func() { p = v.Invoke() }); err != nil {
+			return nil, err
+		}
+		got, err := Await(ctx, p, nil)
+		if err != nil {
+			return nil, err
+		}
+		h, err := header(got, "getHeaders")
+		if ae, ok := core.Find[*core.ArgumentError](err); ok {
+			return nil, errors.New(ae.Reason) // core names the field itself
+		}
+		return h, err
+	}, nil
+}
+
+// retry reads {retries, initialDelayMs, maxDelayMs, jitterMs} over core.DefaultRetryPolicy.
+func retry(v js.Value) (*core.RetryPolicy, error) {
+	p := core.DefaultRetryPolicy()
+	if !set(v) {
+		return &p, nil
+	}
+	if v.Type() != js.TypeObject {
+		return nil, bad("retry", "not an object")
+	}
+	r, err := get(v, "retries")
+	if err != nil {
+		return nil, bad("retry", err.Error())
+	}
+	if set(r) {
+		n, ok := integer(r)
+		if !ok || n > 1000 {
+			return nil, bad("retry.retries", "not a non-negative integer")
+		}
+		p.Retries = int(n)
+	}
+	for _, f := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"initialDelayMs", &p.InitialDelay}, {"maxDelayMs", &p.MaxDelay}, {"jitterMs", &p.Jitter}} {
+		r, err := get(v, f.name)
+		if err != nil {
+			return nil, bad("retry", err.Error())
+		}
+		if !set(r) {
+			continue
+		}
+		ms, ok := integer(r)
+		if !ok || ms > int64(core.MaxSingleDelay/time.Millisecond) {
+			return nil, bad("retry."+f.name, "must be a whole number of milliseconds from 0 to 60000")
+		}
+		*f.dst = time.Duration(ms) * time.Millisecond
+	}
+	return &p, nil
+}
+
+// checksum accepts the values of shared/API.md; all but false are a later issue's.
+func checksum(v js.Value) (core.Checksum, error) {
+	if !set(v) || (v.Type() == js.TypeBoolean && !v.Bool()) {
+		return core.NoChecksum, nil
+	}
+	if v.Type() == js.TypeString {
+		switch c := core.Checksum(v.String()); c {
+		case core.CRC32C, core.MD5, core.Both:
+			return c, nil
+		}
+	}
+	return "", bad("checksum", `must be false, "crc32c", "md5" or "both"`)
+}

@@ -1,0 +1,139 @@
+//go:build js && wasm
+
+package jsbridge
+
+import (
+	"context"
+	"strings"
+	"syscall/js"
+	"testing"
+	"time"
+
+	"github.com/mediaupload/mediaupload/core"
+)
+
+func TestInvalidArgumentsSendNothing(t *testing.T) {
+	ref, bucket := refURL(t), unique("invalid")
+	url := ref + "/upload/storage/v1/b/" + bucket + "/o?name=x"
+	blob := blobOf([]byte("hello"), "text/plain")
+	// Each case: the blob, then the options as a JS expression over `url`.
+	cases := []struct {
+		name, blob, opts, wantField string
+	}{
+		{"no blob", "undefined", "({url})", "blob"},
+		{"string blob", "'text'", "({url})", "blob"},
+		{"fake blob", "Object.create(Blob.prototype)", "({url})", "blob"},
+		{"options not an object", "blob", "'x'", "options"},
+		{"no options", "blob", "undefined", "url"},
+		{"no url", "blob", "({})", "url"},
+		{"url not a string", "blob", "({url: 1})", "url"},
+		{"relative url", "blob", "({url: '/upload/x'})", "url"},
+		{"url with a throwing getter", "blob", "({get url() { throw new Error('no') }})", "url"},
+		{"method", "blob", "({url, method: 'DELETE'})", "method"},
+		{"method not a string", "blob", "({url, method: 5})", "method"},
+		{"chunkSize not aligned", "blob", "({url, chunkSize: 1000})", "chunkSize"},
+		{"chunkSize negative", "blob", "({url, chunkSize: -262144})", "chunkSize"},
+		{"chunkSize fraction", "blob", "({url, chunkSize: 262144.5})", "chunkSize"},
+		{"chunkSize string", "blob", "({url, chunkSize: '262144'})", "chunkSize"},
+		{"chunkSize NaN", "blob", "({url, chunkSize: NaN})", "chunkSize"},
+		{"chunkSize Infinity", "blob", "({url, chunkSize: Infinity})", "chunkSize"},
+		{"uploadType", "blob", "({url, uploadType: 'chunked'})", "uploadType"},
+		{"metadata array", "blob", "({url, metadata: [1]})", "metadata"},
+		{"metadata string", "blob", "({url, metadata: '{}'})", "metadata"},
+		{"metadata date", "blob", "({url, metadata: new Date()})", "metadata"},
+		{"metadata cycle", "blob", "(() => { const m = {}; m.m = m; return {url, metadata: m} })()", "metadata"},
+		{"metadata bigint", "blob", "({url, metadata: {n: 1n}})", "metadata"},
+		{"metadata on media", "blob", "({url, uploadType: 'media', metadata: {name: 'x'}})", "metadata"},
+		{"contentType", "blob", "({url, contentType: 3})", "contentType"},
+		{"contentType control", "blob", "({url, contentType: 'a\\nb'})", "contentType"},
+		{"headers string", "blob", "({url, headers: 'x'})", "headers"},
+		{"headers array", "blob", "({url, headers: [['a', 'b']]})", "headers"},
+		{"headers number value", "blob", "({url, headers: {'X-A': 1}})", "headers"},
+		{"headers bad name", "blob", "({url, headers: {'a b': 'c'}})", "headers"},
+		{"getHeaders not a function", "blob", "({url, getHeaders: {}})", "getHeaders"},
+		{"sessionURL", "blob", "({url, sessionURL: 7})", "sessionURL"},
+		{"sessionURL relative", "blob", "({sessionURL: 'x'})", "sessionURL"},
+		{"sessionURL with media", "blob", "({url, uploadType: 'media', sessionURL: url})", "sessionURL"},
+		{"resume", "blob", "({url, resume: true})", "resume"},
+		{"checksum true", "blob", "({url, checksum: true})", "checksum"},
+		{"checksum unknown", "blob", "({url, checksum: 'sha1'})", "checksum"},
+		{"retry not an object", "blob", "({url, retry: 3})", "retry"},
+		{"retry negative", "blob", "({url, retry: {retries: -1}})", "retry"},
+		{"retry maxDelayMs", "blob", "({url, retry: {maxDelayMs: 60001}})", "retry"},
+		{"retry delay string", "blob", "({url, retry: {initialDelayMs: '10'}})", "retry"},
+		{"queryStatusEachChunk", "blob", "({url, queryStatusEachChunk: 'yes'})", "queryStatusEachChunk"},
+		{"noRedirect308", "blob", "({url, noRedirect308: 1})", "noRedirect308"},
+	}
+	base := liveFuncs.Load()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := recorder()
+			args := jsFunc("blob", "url", "return ["+c.blob+", "+c.opts+"]").Invoke(blob, url)
+			api.Call("upload", args.Index(0), args.Index(1), r.Get("sink"))
+			// Told at once, inside upload(), before anything could be sent.
+			f := r.Get("fail")
+			if f.IsNull() {
+				t.Fatal("no failure told synchronously")
+			}
+			if f.Get("code").String() != "invalid_argument" || !strings.Contains(f.Get("message").String(), c.wantField) {
+				t.Fatalf("fail: %s: %s", f.Get("code").String(), f.Get("message").String())
+			}
+			if c.name == "resume" {
+				if !strings.Contains(f.Get("message").String(), "not supported yet") {
+					t.Errorf("message %q does not say \"not supported yet\"", f.Get("message").String())
+				}
+			}
+			if n := r.Get("events").Length(); n != 0 {
+				t.Errorf("%d events before the failure", n)
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // a request, were one sent, would be logged by now
+	if got := refLog(t, bucket); len(got) != 0 {
+		t.Fatalf("%d requests reached the server: %v", len(got), js.Global().Get("JSON").Call("stringify", got[0]))
+	}
+	settleFuncs(t, base)
+}
+
+func TestOptionsConversions(t *testing.T) {
+	blob := blobOf([]byte("hello"), "text/plain")
+	o := jsFunc(`return {url: "https://h.example/upload/x", method: "put", uploadType: "multipart",
+		metadata: {name: "a", n: [1, "é"]}, headers: {Authorization: "Bearer x"},
+		retry: {retries: 2, initialDelayMs: 10, maxDelayMs: 20000, jitterMs: 0},
+		queryStatusEachChunk: true, noRedirect308: true, resume: false, checksum: "both",
+		getHeaders: async () => ({"X-Token": "t"}), signal: null, onProgress() {}}`).Invoke()
+	opts, err := Options(blob, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.ChunkSize != core.DefaultChunkSize || opts.ContentType != "text/plain" || opts.Type != core.Multipart ||
+		string(opts.Metadata) != `{"name":"a","n":[1,"é"]}` || opts.Header.Get("authorization") != "Bearer x" ||
+		!opts.QueryStatusEachChunk || !opts.NoRedirect308 || opts.Method != "put" || opts.Checksum != core.Both {
+		t.Fatalf("options: %+v", opts)
+	}
+	want := core.DefaultRetryPolicy()
+	want.Retries, want.InitialDelay, want.MaxDelay, want.Jitter = 2, 10*time.Millisecond, 20*time.Second, 0
+	if g := *opts.Retry; g.Retries != want.Retries || g.InitialDelay != want.InitialDelay || g.MaxDelay != want.MaxDelay ||
+		g.Jitter != want.Jitter || g.ThrottleRetries != want.ThrottleRetries || g.NewSessions != want.NewSessions {
+		t.Fatalf("retry: %+v, want %+v", *opts.Retry, want)
+	}
+	h, err := opts.GetHeader(context.Background())
+	if err != nil || h.Get("x-token") != "t" {
+		t.Fatalf("getHeaders: %v, %v", h, err)
+	}
+
+	opts, err = Options(blobOf(nil, ""), jsFunc(`return {url: "http://h/u", chunkSize: 0, metadata: null, headers: undefined}`).Invoke())
+	if err != nil || opts.ChunkSize != 0 || opts.Metadata != nil || opts.ContentType != "" {
+		t.Fatalf("defaults: %+v, %v", opts, err)
+	}
+
+	for _, body := range []string{"throw new Error('no token')", "return Promise.reject(new Error('no token'))", "return 'x'", "return {a: 1}"} {
+		opts, err := Options(blob, object("url", "http://h/u", "getHeaders", jsFunc(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := opts.GetHeader(context.Background()); err == nil {
+			t.Errorf("getHeaders that does %q: no error", body)
+		}
+	}
+}

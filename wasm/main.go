@@ -1,0 +1,39 @@
+//go:build js && wasm
+
+// Command wasm is the browser module, dist/mediaupload.wasm: it hands the API built by
+// jsbridge to the loader (web/mediaupload.js) through globalThis.__mediauploadInit, which
+// the loader sets before it runs the module (CONTRACTS.md B), and then blocks, so the
+// functions it handed out stay callable.
+package main
+
+import (
+	"syscall/js"
+
+	"github.com/mediaupload/mediaupload/jsbridge"
+)
+
+// version is the module's version, api.version (shared/API.md: mu.version).
+const version = "0.1.0"
+
+func main() {
+	if !register() {
+		return // not started by the loader: nothing would ever call us
+	}
+	select {}
+}
+
+// register calls globalThis.__mediauploadInit(api) and reports whether it was there.
+// Whatever the loader's function throws ends the module quietly instead of as a Go panic.
+func register() (ok bool) {
+	init := js.Global().Get("__mediauploadInit")
+	if init.Type() != js.TypeFunction {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	init.Invoke(jsbridge.API(version))
+	return true
+}
