@@ -18,20 +18,24 @@
 // # A 308 that carries a Location (PROTOCOL.md section 6)
 //
 // fetch's redirect mode "manual" makes every 308 opaque, so the protocol's 308 answers (with
-// their Range header) would be lost: it is never used. Mode "follow" would follow a 308 with a
-// Location and re-send the chunk to the new URL, so the 308's Range is never seen. Every
-// request is therefore sent with redirect mode "error", where fetch rejects instead.
+// their Range header) would be lost: it is never used. Mode "follow" follows a 308 with a
+// Location and re-sends the body to the new URL, hiding the 308's Range, so every request
+// with a body (a chunk, a session start with metadata, a media upload) goes in mode "error",
+// where fetch rejects instead.
 //
 // Measured in Chromium 156: that rejection cannot be told apart from a network failure. Both
-// are the same TypeError "Failed to fetch" with no cause, and both leave a Resource Timing
-// entry with responseStatus 0. The difference only shows on the DevTools console
-// (net::ERR_FAILED against net::ERR_EMPTY_RESPONSE and the like), which script cannot read.
-// Re-sending in "follow" mode to find out would re-send the body, which is the very thing to
-// avoid, and a probe request (a status query) would carry the caller's headers to the
-// redirect's target. So such an answer is reported honestly as what the browser lets us see:
-// a failed fetch (core retries it as a lost connection and finally reports
-// "network_error"), with a message that names the redirect as one possible cause. The chunk
-// is never delivered anywhere else.
+// are the same TypeError "Failed to fetch" with no cause and a Resource Timing entry with
+// responseStatus 0; only the DevTools console (net::ERR_FAILED against ERR_EMPTY_RESPONSE)
+// differs, and script cannot read it. So the chunk's failure is taken for a lost connection,
+// and core asks the session what it holds, with a status query (section 4). A status query
+// has no body, so nothing is re-sent by following a redirect: it goes in mode "follow", and
+// when response.redirected says the server redirected it, Do returns a [RedirectError]
+// ("protocol_error"), which core reports at once. The chunk is never delivered elsewhere.
+//
+// One limit: a body-less request that carries a header of the caller's other than
+// Authorization (which fetch drops on a cross-origin redirect) stays in mode "error", lest
+// the header reach another host; then the redirect shows as "network_error" after the
+// retries, with a message that names a redirect as one possible cause.
 //
 // # Ownership of js.Func values
 //

@@ -28,6 +28,7 @@ func (Fetch) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 
 	init := g.Get("Object").New()
 	var p js.Value
+	var redirect string
 	err := try(func() {
 		init.Set("method", req.Method)
 		h := g.Get("Headers").New()
@@ -35,14 +36,20 @@ func (Fetch) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 			h.Call("set", k, v)
 		}
 		init.Set("headers", h)
-		if body, ok := bodyOf(req.Body); ok {
+		body, hasBody := bodyOf(req.Body)
+		if hasBody {
 			init.Set("body", body)
 		}
-		// Never "manual": it makes every 308 opaque, Range and all. Never "follow": a 308
-		// with a Location would re-send the body to another URL and hide the 308's Range.
-		// In "error" mode fetch rejects instead (PROTOCOL.md section 6; doc.go says what
-		// becomes of it).
-		init.Set("redirect", "error")
+		// Never "manual": it makes every 308 opaque, Range and all. A request with a body
+		// goes in mode "error": "follow" would re-send the body to a 308's Location. A
+		// request without one whose headers may go anywhere (a status query) goes in mode
+		// "follow", so that a redirect shows as response.redirected (PROTOCOL.md section 6;
+		// doc.go).
+		redirect = "error"
+		if !hasBody && followable(req.Header) {
+			redirect = "follow"
+		}
+		init.Set("redirect", redirect)
 		init.Set("signal", ac.Get("signal"))
 		p = g.Call("fetch", req.URL, init)
 	})
@@ -55,6 +62,10 @@ func (Fetch) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 			return nil, ctx.Err()
 		}
 		return nil, &FetchError{Err: err}
+	}
+	if redirect == "follow" && resp.Get("redirected").Truthy() {
+		abort() // the target's answer is of no use
+		return nil, &RedirectError{URL: req.URL}
 	}
 	out := &core.Response{Status: resp.Get("status").Int(), Header: headersOf(resp.Get("headers"))}
 	buf, err := Await(ctx, resp.Call("arrayBuffer"), abort)
@@ -85,6 +96,33 @@ func (e *FetchError) Error() string {
 }
 
 func (e *FetchError) Unwrap() error { return e.Err }
+
+// RedirectError is a server that answered a session request with a redirect (a 308 that
+// carries a Location). It is final: the protocol's 308 has no Location, and the upload is
+// never sent elsewhere.
+type RedirectError struct{ URL string }
+
+func (e *RedirectError) Error() string {
+	return "jsbridge: the server answered " + e.URL + " with a redirect (a 308 with a Location), which an upload never follows"
+}
+
+// Code returns "protocol_error", which makes core stop at once.
+func (e *RedirectError) Code() string { return core.CodeProtocol }
+
+// followable reports whether a request with these headers may follow a redirect: when it
+// carries nothing but protocol headers and Authorization, which fetch itself drops on a
+// redirect to another origin (the Fetch standard, HTTP-redirect fetch). Any other header the
+// caller gave could reach a host it was not meant for, so such a request is never followed.
+func followable(h core.Header) bool {
+	for k := range h {
+		switch k {
+		case "content-range", "content-type", "x-guploader-no-308", "authorization":
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // bodyOf returns the fetch body for pieces: nothing for none, the Blob slice itself for a
 // single one, a Uint8Array for a single core.Bytes (metadata), and for several (a multipart

@@ -163,3 +163,62 @@ func TestCoreUploadsThroughFetch(t *testing.T) {
 		})
 	}
 }
+
+// setFaults posts a fault script to the reference server (nil clears it).
+func setFaults(t *testing.T, script string) {
+	t.Helper()
+	method, body := "POST", js.ValueOf(script)
+	if script == "" {
+		method, body = "DELETE", js.Undefined()
+	}
+	resp := await(t, js.Global().Call("fetch", refURL(t)+"/_ref/faults", object("method", method, "body", body)))
+	if s := resp.Get("status").Int(); s != 200 {
+		t.Fatalf("%s /_ref/faults: status %d", method, s)
+	}
+}
+
+// A 308 that carries a Location (PROTOCOL.md section 6): the chunk is never re-sent to it, and
+// the upload ends with protocol_error, found by the status query that follows the failure.
+func TestRedirectIsAProtocolError(t *testing.T) {
+	setFaults(t, `{"rules":[{"on":"chunk","action":"redirect","times":-1},{"on":"query","action":"redirect","times":-1}]}`)
+	defer setFaults(t, "")
+	bucket := unique("redir")
+	p := core.DefaultRetryPolicy()
+	p.InitialDelay, p.Jitter = time.Millisecond, 0
+	u, err := core.New(Fetch{}, mustSource(t, blobOf(randomBytes(300000), "")), core.Options{
+		URL: refURL(t) + "/upload/storage/v1/b/" + bucket + "/o?name=r", ChunkSize: 262144, Retry: &p,
+		Header: core.Header{"Authorization": "Bearer secret"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = u.Run(context.Background())
+	if core.Code(err) != core.CodeProtocol {
+		t.Fatalf("err %v (%s), want protocol_error", err, core.Code(err))
+	}
+	var chunks, redirected int
+	for _, e := range refLog(t, bucket) {
+		switch {
+		case e.Get("method").String() == "OPTIONS": // preflights carry nothing
+		case e.Get("kind").String() == "chunk":
+			chunks++
+		case contains(e.Get("path").String(), "/redirected/"):
+			redirected++
+			if e.Get("contentLength").Int() != 0 || e.Get("method").String() != "PUT" {
+				t.Errorf("a request with a body reached the redirect's target: %s %d", e.Get("method").String(), e.Get("contentLength").Int())
+			}
+		}
+	}
+	if chunks != 1 || redirected != 1 {
+		t.Errorf("%d chunks sent, %d requests reached the redirect's target; want 1 and 1 (the empty status query)", chunks, redirected)
+	}
+}
+
+func mustSource(t *testing.T, blob js.Value) *BlobSource {
+	t.Helper()
+	s, err := NewBlobSource(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

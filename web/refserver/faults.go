@@ -19,6 +19,7 @@ const (
 	ActionGone         = "gone"         // 410 and forget the session
 	ActionUnauthorized = "unauthorized" // 401
 	ActionRateLimit    = "ratelimit"    // 429 with Retry-After: RetryAfter
+	ActionRedirect     = "redirect"     // 308 with a Location (to /redirected/…) and a Range: what fetch must not follow
 )
 
 // Rule is one scripted fault. Its JSON form is the one of POST /_ref/faults.
@@ -125,7 +126,7 @@ func validRule(r Rule) error {
 		if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 			return fmt.Errorf("refserver: fault status %d is not 4xx or 5xx", r.Status)
 		}
-	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit:
+	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit, ActionRedirect:
 	default:
 		return fmt.Errorf("refserver: unknown fault action %q", r.Action)
 	}
@@ -305,6 +306,13 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ActionRateLimit:
 		w.Header().Set("Retry-After", strconv.Itoa(ft.retryAfter))
 		writeError(w, http.StatusTooManyRequests, "injected fault: rate limited")
+	case ActionRedirect:
+		// A 308 that carries a Location: a browser in redirect mode "follow" would re-send
+		// the request there and never show the Range (PROTOCOL.md section 6). The target,
+		// /redirected/…, is an ordinary unknown path: 404, and logged.
+		w.Header().Set("Location", "/redirected"+r.URL.RequestURI())
+		w.Header().Set("Range", "bytes=0-0")
+		w.WriteHeader(http.StatusPermanentRedirect)
 	}
 }
 
