@@ -13,8 +13,8 @@ import (
 
 // Options converts the options object of shared/API.md into core.Options for an upload of
 // blob. Every bad argument is an *core.ArgumentError ("invalid_argument"), found here or by
-// core.New, before any request. Options the loader handles (signal, onProgress, onRetry,
-// onStateChange) and unknown keys are ignored. An option that is undefined or null takes its
+// core.New, before any request. Options the loader handles (signal, resume, onProgress,
+// onRetry, onStateChange, onRequest) and unknown keys are ignored. An option that is undefined or null takes its
 // default.
 func Options(blob, o js.Value) (opts core.Options, err error) {
 	if _, err := NewBlobSource(blob); err != nil {
@@ -57,8 +57,8 @@ func Options(blob, o js.Value) (opts core.Options, err error) {
 			opts.ContentType = t.String() // core's default, octet-stream, where empty
 		}
 	}
-	var v [7]js.Value
-	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "resume", "checksum"} {
+	var v [6]js.Value
+	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum"} {
 		if v[i], err = get(o, name); err != nil {
 			return opts, bad(name, err.Error())
 		}
@@ -78,10 +78,7 @@ func Options(blob, o js.Value) (opts core.Options, err error) {
 	if opts.Retry, err = retry(v[4]); err != nil {
 		return opts, err
 	}
-	if v[5].Truthy() {
-		return opts, bad("resume", "not supported yet")
-	}
-	opts.Checksum, err = checksum(v[6])
+	opts.Checksum, err = checksum(v[5])
 	return opts, err
 }
 

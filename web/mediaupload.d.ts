@@ -1,0 +1,253 @@
+// Type declarations for mediaupload.js (and, through `MediaUpload`, mediaupload.classic.js).
+// The contract they describe is shared/API.md.
+
+/** Instantiates the module once; every call resolves to the same object. */
+export function load(options?: LoadOptions): Promise<MediaUpload>;
+
+export interface LoadOptions {
+  /** Where the Go module is. Default: mediaupload.wasm beside mediaupload.js. */
+  wasmURL?: string | URL;
+}
+
+/** What `load` resolves to. */
+export interface MediaUpload {
+  /** The module's version, "0.x.y". */
+  readonly version: string;
+  /** Starts an upload at once. Never throws: bad arguments reject the upload's promise. */
+  upload(blob: Blob, options: UploadOptions): Upload;
+}
+
+export type UploadType = "resumable" | "multipart" | "media" | "auto";
+
+export type UploadState = "starting" | "uploading" | "paused" | "retrying" | "done" | "failed" | "aborted";
+
+export type ErrorCode =
+  | "invalid_argument"
+  | "http_error"
+  | "network_error"
+  | "retries_exhausted"
+  | "session_expired"
+  | "protocol_error"
+  | "checksum_mismatch"
+  | "aborted";
+
+export type Checksum = false | "crc32c" | "md5" | "both";
+
+export interface RetryOptions {
+  /** How many times to retry a 5xx answer or a lost connection. Default 5. */
+  retries?: number;
+  /** The first wait; each later one doubles. Default 1000. */
+  initialDelayMs?: number;
+  /** A single wait, jitter included, never exceeds this. Default 32000. */
+  maxDelayMs?: number;
+  /** Up to this many random milliseconds added to each wait. Default 1000. */
+  jitterMs?: number;
+}
+
+export interface UploadOptions {
+  /** The `/upload/...` URI of the method, with its query (e.g. `?name=photo.png`). */
+  url: string;
+  /** "POST" creates (201 or 200), "PUT" updates (200). Default "POST". */
+  method?: "POST" | "PUT";
+  /** Default "resumable". "auto": media or multipart up to 5 MiB, else resumable. */
+  uploadType?: UploadType;
+  /** Sent as JSON. */
+  metadata?: Record<string, unknown>;
+  /** Default: blob.type, else "application/octet-stream". */
+  contentType?: string;
+  /** A positive multiple of 262144, or 0 = the rest in one PUT. */
+  chunkSize?: number;
+  /** Extra headers on the requests that need them. */
+  headers?: Record<string, string>;
+  /** Called before the session starts and again after a 401; merged over `headers`. */
+  getHeaders?: () => Record<string, string> | Promise<Record<string, string>>;
+  /** Resume a session URI you already hold: no new session is started. */
+  sessionURL?: string;
+  /**
+   * Remember the session in localStorage and pick it up again after a reload, when the same
+   * File (name, size, lastModified, type) is uploaded to the same url: it goes on from what the
+   * server holds. Needs a File and a resumable upload. The session is forgotten when the
+   * upload ends, except after "network_error" or "retries_exhausted", which a later try can get
+   * past; one older than six days is not tried.
+   */
+  resume?: boolean;
+  retry?: RetryOptions;
+  /** Ask the server for its offset after every chunk. */
+  queryStatusEachChunk?: boolean;
+  /** Send "X-GUploader-No-308: yes" and understand 200 + "X-HTTP-Status-Code-Override: 308". */
+  noRedirect308?: boolean;
+  /** Hash while uploading, send X-Goog-Hash, compare with the final metadata's hashes. */
+  checksum?: Checksum;
+  /** Aborting it aborts the upload; an already aborted signal rejects at once with "aborted". */
+  signal?: AbortSignal;
+  onProgress?(progress: UploadProgress): void;
+  onRetry?(retry: RetryInfo): void;
+  onStateChange?(state: UploadState): void;
+  /** Not in the core API: called once per HTTP request finished, for logs and debugging. */
+  onRequest?(request: RequestInfo): void;
+}
+
+/** The fields of `onProgress` and of the `progress` event (as on XMLHttpRequest.upload). */
+export interface UploadProgress {
+  /** Bytes sent so far; never goes backwards. */
+  loaded: number;
+  /** The file's size; 0 where unknown. */
+  total: number;
+  /** total > 0 */
+  lengthComputable: boolean;
+  /** Bytes the server has confirmed with its Range answer. */
+  confirmed: number;
+  /** A smoothed rate. */
+  bytesPerSecond: number;
+  /** An estimate, or null. */
+  secondsLeft: number | null;
+}
+
+/** Given to `onRetry` and carried by the `retry` event, before each wait. */
+export interface RetryInfo {
+  /** 1 for the first retry. */
+  attempt: number;
+  delayMs: number;
+  /** The HTTP status that is retried, or 0 for a lost connection. */
+  status: number;
+  /** What went wrong, as text, or null. */
+  error: string | null;
+}
+
+/**
+ * Given to `onRequest` and carried by the `request` event: one HTTP request, finished.
+ * For debugging and display only; the fields may grow.
+ */
+export interface RequestInfo {
+  method: string;
+  url: string;
+  /** The Content-Range header sent, or "" */
+  contentRange: string;
+  /** The answer's status, or 0 when there was none. */
+  status: number;
+  /** How long the request took. */
+  ms: number;
+  /** Why the request failed (no answer, or an answer that is an error), or null. */
+  error: string | null;
+}
+
+export interface UploadResult {
+  status: number;
+  /** The final JSON answer parsed, or null. */
+  metadata: Record<string, unknown> | null;
+  /** The final answer's text. */
+  body: string;
+  sessionURL: string | null;
+}
+
+export class MediaUploadError extends Error {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    init?: { status?: number; responseText?: string; sessionURL?: string | null; cause?: unknown },
+  );
+  readonly name: "MediaUploadError";
+  code: ErrorCode;
+  /** The last HTTP status, or 0. */
+  status: number;
+  responseText: string;
+  /** The session URI, so the caller can resume later; null if none was started. */
+  sessionURL: string | null;
+}
+
+/** loadstart, progress, loadend: a ProgressEvent with the rest of UploadProgress. */
+export interface UploadProgressEvent extends ProgressEvent<Upload> {
+  readonly confirmed: number;
+  readonly bytesPerSecond: number;
+  readonly secondsLeft: number | null;
+}
+
+export interface UploadLoadEvent extends UploadProgressEvent {
+  readonly result: UploadResult;
+}
+
+/** error and abort. */
+export interface UploadErrorEvent extends UploadProgressEvent {
+  readonly error: MediaUploadError;
+}
+
+export interface UploadRetryEvent extends Event, Readonly<RetryInfo> {}
+
+export interface UploadStateEvent extends Event {
+  readonly state: UploadState;
+}
+
+export interface UploadRequestEvent extends Event, Readonly<RequestInfo> {}
+
+export interface UploadEventMap {
+  loadstart: UploadProgressEvent;
+  progress: UploadProgressEvent;
+  load: UploadLoadEvent;
+  error: UploadErrorEvent;
+  abort: UploadErrorEvent;
+  loadend: UploadProgressEvent;
+  retry: UploadRetryEvent;
+  statechange: UploadStateEvent;
+  request: UploadRequestEvent;
+}
+
+/**
+ * One upload: an EventTarget like XMLHttpRequest.upload, and a thenable, so
+ * `await mu.upload(...)` gives the result or throws a MediaUploadError.
+ *
+ * Events: `loadstart`, `progress`…, then `load`, `error` or `abort`, then `loadend`; `retry`,
+ * `statechange` and `request` in between. They are dispatched asynchronously, so listeners
+ * added right after `upload` returns see them all. The promise settles after `loadend`.
+ */
+export interface Upload extends EventTarget, PromiseLike<UploadResult> {
+  readonly promise: Promise<UploadResult>;
+  readonly state: UploadState;
+  /** The session URI once known (resumable only), else null. */
+  readonly sessionURL: string | null;
+
+  then<T = UploadResult, E = never>(
+    onFulfilled?: ((result: UploadResult) => T | PromiseLike<T>) | null,
+    onRejected?: ((error: MediaUploadError) => E | PromiseLike<E>) | null,
+  ): Promise<T | E>;
+  catch<E = never>(onRejected?: ((error: MediaUploadError) => E | PromiseLike<E>) | null): Promise<UploadResult | E>;
+  finally(onFinally?: (() => void) | null): Promise<UploadResult>;
+
+  /** Stops after the request in flight. */
+  pause(): void;
+  /** Goes on from the server's offset. */
+  resume(): void;
+  /** Stops for good: the promise rejects with code "aborted". */
+  abort(): void;
+
+  addEventListener<K extends keyof UploadEventMap>(
+    type: K,
+    listener: (this: Upload, ev: UploadEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  removeEventListener<K extends keyof UploadEventMap>(
+    type: K,
+    listener: (this: Upload, ev: UploadEventMap[K]) => unknown,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject | null,
+    options?: boolean | EventListenerOptions,
+  ): void;
+}
+
+/** What mediaupload.classic.js defines. */
+export interface MediaUploadGlobal {
+  load: typeof load;
+  MediaUploadError: typeof MediaUploadError;
+}
+
+declare global {
+  /** Defined by mediaupload.classic.js. */
+  var MediaUpload: MediaUploadGlobal | undefined;
+}

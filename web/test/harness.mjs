@@ -1,0 +1,432 @@
+// Shared helpers for the browser tests in web/test/ (run with `node --test web/test/`).
+//
+// A test file typically does:
+//
+//   import { startAll } from "./harness.mjs";
+//   let env;
+//   before(async () => { env = await startAll(); });
+//   after(() => env?.close());
+//   test("…", async () => {
+//     const page = await env.openPage();            // a page on the static origin, window.T ready
+//     const out = await page.evaluate(async (url) => { … window.T … }, env.ref.uploadURL("name"));
+//   });
+//
+// Pieces, each usable alone:
+//   startRefServer()    the reference server (web/cmd/refserver), and its control API
+//   startStaticServer() the page origin: dist/ under /dist/, test pages under /test/, and
+//                       routes a test adds (fake servers); a different origin from the
+//                       reference server, so CORS is real
+//   launchBrowser()     headless Chromium (/usr/bin/chromium) through playwright-core
+//   pseudoRandomBytes() the file contents, made the same way in Node and in the page (T.blob)
+//
+// Environment: MEDIAUPLOAD_DIST (default <repo>/dist, must be built), MEDIAUPLOAD_REFSERVER (a
+// prebuilt refserver binary; default `go run ./web/cmd/refserver`), CHROMIUM (default
+// /usr/bin/chromium), MEDIAUPLOAD_TEST_VERBOSE=1 to echo the pages' console.
+
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { extname, join, normalize, resolve, sep } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+export const DIST_DIR = resolve(process.env.MEDIAUPLOAD_DIST ?? join(REPO_ROOT, "dist"));
+const VERBOSE = !!process.env.MEDIAUPLOAD_TEST_VERBOSE;
+
+export const KiB = 1024;
+export const MiB = 1024 * KiB;
+/** The protocol's chunk unit (PROTOCOL.md section 3). */
+export const CHUNK = 256 * KiB;
+
+// ---------------------------------------------------------------------------------------------
+// File contents
+
+/**
+ * `size` bytes from a xorshift32 generator seeded with `seed`. The same function runs in the
+ * page (T.bytes, T.blob), so Node knows what a page uploaded without transferring it.
+ */
+export function pseudoRandomBytes(size, seed) {
+  const out = new Uint8Array(size);
+  let x = seed >>> 0 || 0x9e3779b9;
+  for (let i = 0; i < size; i += 4) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    for (let k = 0; k < 4 && i + k < size; k++) out[i + k] = (x >>> (8 * k)) & 0xff;
+  }
+  return out;
+}
+
+/** The base64 MD5, as in GCS's md5Hash. */
+export function md5Base64(bytes) {
+  return createHash("md5").update(bytes).digest("base64");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+
+function spawnGroup(cmd, args, opts) {
+  // A process group of its own, so stop() ends `go run` and the binary it started.
+  const child = spawn(cmd, args, { ...opts, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  // If the test process dies first, do not leave the group behind.
+  const onExit = () => {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {}
+  };
+  process.once("exit", onExit);
+  child.once("exit", () => process.off("exit", onExit));
+  const stop = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    const exited = new Promise((r) => child.once("exit", r));
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+    }, 3000);
+    return exited.finally(() => clearTimeout(timer));
+  };
+  return { child, stop };
+}
+
+/**
+ * Starts the reference server and resolves to a handle once it has printed its JSON line:
+ *   url, altURL          its two origins (one state)
+ *   uploadURL(name, {alt, path})  an upload URI: <url>/upload/storage/v1/b/test/o?name=<name>
+ *   reset(), setFaults(rules, random), clearFaults(), config(obj), log(), clearLog(),
+ *   objects(), object(name) -> the stored object's entry from GET /_ref/objects (or undefined),
+ *   download(name) -> Buffer, stop()
+ * Its stderr is kept (`stderr()`) for failure messages.
+ */
+export async function startRefServer() {
+  const bin = process.env.MEDIAUPLOAD_REFSERVER;
+  const args = ["-addr", "127.0.0.1:0", "-alt-addr", "127.0.0.1:0"];
+  const { child, stop } = bin
+    ? spawnGroup(bin, args, { cwd: REPO_ROOT })
+    : spawnGroup("go", ["run", "./web/cmd/refserver", ...args], { cwd: REPO_ROOT });
+  let stderr = "";
+  child.stderr.on("data", (d) => {
+    stderr += d;
+    if (VERBOSE) process.stderr.write(`[refserver] ${d}`);
+  });
+  const line = await new Promise((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    const timer = setTimeout(() => reject(new Error(`refserver: no address line after 180 s\n${stderr}`)), 180_000);
+    rl.once("line", (l) => {
+      clearTimeout(timer);
+      resolve(l);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`refserver exited (${code}) before printing its address\n${stderr}`));
+    });
+  });
+  const { url, altURL } = JSON.parse(line);
+
+  const call = async (method, path, body) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`refserver ${method} ${path}: ${res.status} ${await res.text()}`);
+    return res;
+  };
+  const json = async (method, path, body) => (await call(method, path, body)).json();
+
+  return {
+    url,
+    altURL,
+    stderr: () => stderr,
+    uploadURL: (name, { alt = false, path = "/upload/storage/v1/b/test/o" } = {}) =>
+      `${alt ? altURL : url}${path}?name=${encodeURIComponent(name)}`,
+    reset: () => json("POST", "/_ref/reset"),
+    /** Replaces the fault script: rules as in the refserver's Rule; random: {seed, rate}. */
+    setFaults: (rules, random) => json("POST", "/_ref/faults", random ? { rules, random } : { rules }),
+    clearFaults: () => json("DELETE", "/_ref/faults"),
+    /** POST /_ref/config, e.g. { sessionOrigin: altURL } or { rangeForm: "plain" }. */
+    config: (cfg) => json("POST", "/_ref/config", cfg),
+    /** The requests seen, preflights included (kind "preflight"). */
+    log: () => json("GET", "/_ref/log"),
+    clearLog: () => json("DELETE", "/_ref/log"),
+    objects: () => json("GET", "/_ref/objects"),
+    object: async (name) => (await json("GET", "/_ref/objects")).find((o) => o.name === name),
+    download: async (name) =>
+      Buffer.from(await (await call("GET", `/_ref/objects/${encodeURIComponent(name)}`)).arrayBuffer()),
+    stop,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page origin
+
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".json": "application/json",
+  ".ts": "text/plain; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".css": "text/css",
+};
+
+// The page-side helpers, served as /test/helpers.js (a module that sets window.T).
+const HELPERS_JS = `
+${pseudoRandomBytes.toString()}
+
+const EVENTS = ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange", "request"];
+
+// A MediaUploadError (or anything thrown) as plain data for page.evaluate.
+function errorData(e, MediaUploadError) {
+  return {
+    isMediaUploadError: MediaUploadError ? e instanceof MediaUploadError : undefined,
+    isError: e instanceof Error,
+    name: e?.name, code: e?.code, message: String(e?.message ?? e), status: e?.status,
+    responseText: e?.responseText, sessionURL: e?.sessionURL,
+  };
+}
+
+// One event as plain data.
+function eventData(e) {
+  const d = { type: e.type, isProgressEvent: e instanceof ProgressEvent, t: performance.now() };
+  for (const k of ["loaded", "total", "lengthComputable", "confirmed", "bytesPerSecond", "secondsLeft",
+                   "state", "attempt", "delayMs", "status", "error", "method", "url", "contentRange", "ms"]) {
+    if (k in e) d[k] = e[k];
+  }
+  if (e.error && typeof e.error === "object") d.error = { code: e.error.code, message: e.error.message };
+  if (e.result) d.result = { status: e.result.status };
+  return d;
+}
+
+const T = {
+  dist: "/dist/mediaupload.js",
+  bytes: pseudoRandomBytes,
+  blob: (size, seed, type = "") => new Blob([pseudoRandomBytes(size, seed)], { type }),
+  file: (size, seed, name, opts = {}) =>
+    new File([pseudoRandomBytes(size, seed)], name, { lastModified: 1700000000000, ...opts }),
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  module: null,
+  async load(options) {
+    T.module ??= await import(T.dist);
+    return T.module.load(options);
+  },
+  errorData: (e) => errorData(e, T.module?.MediaUploadError),
+  eventData,
+  // Records every event of an upload, in order.
+  record(up) {
+    const events = [];
+    for (const type of EVENTS) up.addEventListener(type, (e) => events.push(eventData(e)));
+    return events;
+  },
+  // Starts an upload with recording callbacks and listeners, waits for it to settle, and
+  // returns { ok, result, error, events, calls, state, sessionURL }. 'hooks.onStart(up)' runs
+  // right after mu.upload returns; options' own callbacks still run.
+  async run(blob, options = {}, hooks = {}) {
+    const mu = await T.load();
+    const calls = [];
+    let inside = false; // true while mu.upload runs: no callback may come then
+    const wrap = (name) => (arg) => {
+      calls.push({ name, arg: structuredClone(arg), inside });
+      return options[name]?.(arg);
+    };
+    const opts = { ...options };
+    for (const name of ["onProgress", "onRetry", "onStateChange", "onRequest"]) opts[name] = wrap(name);
+    inside = true;
+    const up = mu.upload(blob, opts);
+    inside = false;
+    const events = T.record(up);
+    hooks.onStart?.(up);
+    const out = { events, calls };
+    try {
+      const r = await up;
+      out.ok = true;
+      out.result = { status: r.status, metadata: r.metadata, body: r.body, sessionURL: r.sessionURL };
+    } catch (e) {
+      out.ok = false;
+      out.error = T.errorData(e);
+    }
+    out.state = up.state;
+    out.sessionURL = up.sessionURL;
+    return out;
+  },
+  // Resolves when cond() holds (polled), or rejects after ms.
+  async until(cond, ms = 10000, what = "condition") {
+    const end = performance.now() + ms;
+    while (!cond()) {
+      if (performance.now() > end) throw new Error("timed out waiting for " + what);
+      await T.sleep(10);
+    }
+  },
+};
+window.T = T;
+`;
+
+const BLANK_HTML = `<!doctype html><meta charset="utf-8"><title>mediaupload test</title>
+<script type="module" src="/test/helpers.js"></script>`;
+
+/**
+ * Starts the page origin on 127.0.0.1 and resolves to
+ *   { url, page(path, html), route(prefix, handler), stop() }.
+ * Serves:
+ *   /dist/…           the built dist/ (MIME types as a good static server sends them)
+ *   /wrongmime/…      the same files, but .wasm as application/octet-stream
+ *   /test/blank.html  an empty page that loads /test/helpers.js (window.T: see HELPERS_JS)
+ *   pages added with page(path, html), and routes added with route(prefix, (req, res) => …)
+ *   (a route is tried for every request whose path starts with prefix).
+ * Nothing is cached (Cache-Control: no-store), so a reload fetches again.
+ */
+export async function startStaticServer({ dist = DIST_DIR } = {}) {
+  const pages = new Map([
+    ["/test/blank.html", { body: BLANK_HTML, type: TYPES[".html"] }],
+    ["/test/helpers.js", { body: HELPERS_JS, type: TYPES[".js"] }],
+  ]);
+  const routes = [];
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const route = routes.find((r) => path.startsWith(r.prefix));
+    if (route) {
+      return void Promise.resolve()
+        .then(() => route.handler(req, res))
+        .catch((err) => {
+          process.stderr.write(`[static server] ${req.method} ${path}: ${err.stack ?? err}\n`);
+          if (!res.headersSent) res.writeHead(500);
+          res.end(String(err));
+        });
+    }
+    const send = (status, body, type = "text/plain") => {
+      res.writeHead(status, { "Content-Type": type, "Cache-Control": "no-store" });
+      res.end(req.method === "HEAD" ? undefined : body);
+    };
+    const page = pages.get(path);
+    if (page) return send(200, page.body, page.type);
+    for (const [prefix, wrong] of [["/dist/", false], ["/wrongmime/", true]]) {
+      if (!path.startsWith(prefix)) continue;
+      const file = normalize(join(dist, path.slice(prefix.length)));
+      if (!file.startsWith(dist + sep) || !existsSync(file) || !statSync(file).isFile()) break;
+      const ext = extname(file);
+      const type = wrong && ext === ".wasm" ? "application/octet-stream" : TYPES[ext] ?? "application/octet-stream";
+      return send(200, readFileSync(file), type);
+    }
+    send(404, "not found");
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url,
+    page: (path, html) => void pages.set(path, { body: html, type: TYPES[extname(path)] ?? TYPES[".html"] }),
+    route: (prefix, handler) => void routes.push({ prefix, handler }),
+    stop: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Reads a request's whole body into a Buffer (for routes). */
+export async function readBody(req) {
+  const parts = [];
+  for await (const p of req) parts.push(p);
+  return Buffer.concat(parts);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The browser
+
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+/**
+ * Launches headless Chromium with a fresh profile and TMPDIR (removed by close()) and resolves
+ * to { context, newPage(url), errors, close() }. Pages opened with newPage echo uncaught page
+ * errors to stderr and collect them in `errors`.
+ */
+export async function launchBrowser() {
+  const { chromium } = await import("playwright-core");
+  const dir = mkdtempSync(join(tmpdir(), "mediaupload-chromium-"));
+  const tmp = join(dir, "tmp");
+  mkdirSync(tmp);
+  const context = await chromium.launchPersistentContext(join(dir, "profile"), {
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: CHROMIUM_ARGS,
+    env: { ...process.env, TMPDIR: tmp },
+  });
+  const errors = [];
+  return {
+    context,
+    errors,
+    async newPage(url) {
+      const page = await context.newPage();
+      page.on("pageerror", (err) => {
+        errors.push(err);
+        process.stderr.write(`[page error] ${err.stack ?? err}\n`);
+      });
+      if (VERBOSE) page.on("console", (m) => process.stderr.write(`[console.${m.type()}] ${m.text()}\n`));
+      if (url) await page.goto(url);
+      return page;
+    },
+    async close() {
+      try {
+        await context.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// All of it
+
+/**
+ * Starts the reference server, the page origin and the browser (one of each per test file) and
+ * resolves to { ref, web, browser, openPage(path), checkStored(name, size, seed), close() }.
+ * openPage opens a new page at web.url + path (default /test/blank.html) and waits for window.T.
+ * checkStored resolves to a list of problems (empty when the object is as uploaded).
+ */
+export async function startAll() {
+  if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
+    throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
+  }
+  const [ref, web, browser] = await Promise.all([startRefServer(), startStaticServer(), launchBrowser()]);
+  return {
+    ref,
+    web,
+    browser,
+    async openPage(path = "/test/blank.html") {
+      const page = await browser.newPage(web.url + path);
+      if (path === "/test/blank.html") await page.waitForFunction(() => window.T);
+      return page;
+    },
+    async checkStored(name, size, seed) {
+      const want = pseudoRandomBytes(size, seed);
+      const obj = await ref.object(name);
+      if (!obj) return [`no object ${name}`];
+      const problems = [];
+      if (obj.size !== String(size)) problems.push(`size ${obj.size}, want ${size}`);
+      if (obj.md5Hash !== md5Base64(want)) problems.push(`md5Hash ${obj.md5Hash}, want ${md5Base64(want)}`);
+      const got = await ref.download(name);
+      if (!got.equals(Buffer.from(want))) problems.push(`stored bytes differ (${got.length} bytes)`);
+      return problems;
+    },
+    async close() {
+      await Promise.allSettled([browser.close(), web.stop(), ref.stop()]);
+    },
+  };
+}

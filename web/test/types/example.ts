@@ -1,0 +1,144 @@
+// Type-checks web/mediaupload.d.ts against the usage of shared/API.md:
+//   npx tsc --noEmit -p web/test/types
+// Never run. Each @ts-expect-error line is a misuse the declarations must reject (tsc fails
+// if one of them compiles).
+
+import {
+  load,
+  MediaUploadError,
+  type ErrorCode,
+  type MediaUpload,
+  type RequestInfo,
+  type RetryInfo,
+  type Upload,
+  type UploadProgress,
+  type UploadResult,
+  type UploadState,
+} from "../../mediaupload.js";
+
+declare function token(): Promise<string>;
+declare const file: File;
+
+async function example(): Promise<void> {
+  const mu: MediaUpload = await load();
+  await load({ wasmURL: "/static/mediaupload.wasm" });
+  const version: string = mu.version;
+
+  const controller = new AbortController();
+  const up: Upload = mu.upload(file, {
+    url: "https://storage.googleapis.com/upload/storage/v1/b/BUCKET/o?name=photo.png",
+    method: "POST",
+    uploadType: "resumable",
+    metadata: { name: "photo.png" },
+    contentType: "image/png",
+    chunkSize: 8 * 1024 * 1024,
+    headers: { Authorization: "Bearer x" },
+    getHeaders: async () => ({ Authorization: "Bearer " + (await token()) }),
+    sessionURL: undefined,
+    resume: false,
+    retry: { retries: 5, initialDelayMs: 1000, maxDelayMs: 32000, jitterMs: 1000 },
+    queryStatusEachChunk: false,
+    noRedirect308: false,
+    checksum: "both",
+    signal: controller.signal,
+    onProgress(p: UploadProgress) {
+      const left: number | null = p.secondsLeft;
+      void [p.loaded, p.total, p.lengthComputable, p.confirmed, p.bytesPerSecond, left];
+    },
+    onRetry(r: RetryInfo) {
+      void [r.attempt, r.delayMs, r.status, r.error];
+    },
+    onStateChange(state: UploadState) {
+      void state;
+    },
+    onRequest(info: RequestInfo) {
+      const s: number = info.status;
+      void [info.method, info.url, info.contentRange, info.ms, info.error, s];
+    },
+  });
+
+  up.addEventListener("progress", (e) => {
+    const pct: number = e.lengthComputable ? e.loaded / e.total : 0;
+    const confirmed: number = e.confirmed;
+    const left: number | null = e.secondsLeft;
+    void [pct, confirmed, left, e.bytesPerSecond];
+  });
+  up.addEventListener("load", (e) => {
+    const r: UploadResult = e.result;
+    void r;
+  });
+  up.addEventListener("error", (e) => {
+    const code: ErrorCode = e.error.code;
+    void code;
+  });
+  up.addEventListener("abort", (e) => void e.error.sessionURL);
+  up.addEventListener("retry", (e) => void [e.attempt, e.delayMs, e.status, e.error]);
+  up.addEventListener("statechange", (e) => {
+    const s: UploadState = e.state;
+    void s;
+  });
+  up.addEventListener("request", (e) => void [e.method, e.url, e.status, e.ms]);
+  up.addEventListener("loadend", function (e) {
+    const self: Upload = this;
+    void [self, e.loaded];
+  });
+  up.addEventListener("custom-event", (e: Event) => void e);
+
+  up.pause();
+  up.resume();
+  up.abort();
+  const state: UploadState = up.state;
+  const sessionURL: string | null = up.sessionURL;
+  void [state, sessionURL, version];
+
+  // The Upload is a thenable.
+  const result: UploadResult = await up;
+  const r2: UploadResult = await up.promise;
+  const status: number = result.status;
+  const meta: Record<string, unknown> | null = result.metadata;
+  const body: string = result.body;
+  const sURL: string | null = result.sessionURL;
+  void [r2, status, meta, body, sURL];
+  up.then((r) => r.status).catch((e: MediaUploadError) => e.code);
+  up.finally(() => {});
+
+  try {
+    await mu.upload(new Blob(["x"]), { url: "https://example.com/upload/x", uploadType: "auto" });
+  } catch (err) {
+    if (err instanceof MediaUploadError) {
+      const e: MediaUploadError = err;
+      const fields: [ErrorCode, string, number, string, string | null] = [
+        e.code, e.message, e.status, e.responseText, e.sessionURL,
+      ];
+      void fields;
+    }
+  }
+  const made = new MediaUploadError("http_error", "core: 403", { status: 403, responseText: "no" });
+  void (made instanceof Error);
+
+  // The classic build's global.
+  const g = globalThis.MediaUpload;
+  if (g) void (await g.load()).upload(file, { url: "/upload/x" });
+
+  // @ts-expect-error url is required
+  mu.upload(file, {});
+  // @ts-expect-error not an upload type
+  mu.upload(file, { url: "/upload/x", uploadType: "simple" });
+  // @ts-expect-error chunkSize is a number
+  mu.upload(file, { url: "/upload/x", chunkSize: "256k" });
+  // @ts-expect-error not a checksum
+  mu.upload(file, { url: "/upload/x", checksum: "sha256" });
+  // @ts-expect-error not a method
+  mu.upload(file, { url: "/upload/x", method: "PATCH" });
+  // @ts-expect-error not an error code
+  const bad: ErrorCode = "timeout";
+  // @ts-expect-error not a state
+  const badState: UploadState = "running";
+  // @ts-expect-error a progress event has no attempt
+  up.addEventListener("progress", (e) => void e.attempt);
+  // @ts-expect-error version is read-only
+  mu.version = "1";
+  void [bad, badState];
+}
+
+void example;
