@@ -1,0 +1,103 @@
+package main
+
+import (
+	"io/fs"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/mediaupload/mediaupload/web/demo"
+)
+
+// app is the whole demo site on one handler.
+type app struct {
+	mux      *http.ServeMux
+	throttle *throttle
+	closers  []func()
+}
+
+func newApp(c config) (*app, error) {
+	a := &app{mux: http.NewServeMux(), throttle: &throttle{}}
+
+	ref, closeRef, err := newRef(c.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, closeRef)
+
+	gcs, err := newFakeGCS(c.dataDir, c.bucket)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+
+	var page fs.FS
+	if c.demoDir != "" {
+		page = os.DirFS(c.demoDir)
+	} else {
+		page = demo.Files
+	}
+
+	// The strict reference server lives under /ref/: it sees the rest of the
+	// path, so its uploads are GCS shaped too (/ref/upload/storage/v1/b/B/o).
+	a.mux.Handle("/ref/", a.throttle.wrap(ref))
+
+	// fake-gcs-server owns the GCS paths at the root, as a client library
+	// pointed at the emulator expects.
+	g := gcsCORS(a.throttle.wrap(gcs.HTTPHandler()))
+	a.mux.Handle("/upload/storage/v1/", g)
+	a.mux.Handle("/upload/resumable/", g)
+	a.mux.Handle("/storage/v1/", g)
+	a.mux.Handle("/download/storage/v1/", g)
+
+	a.mux.Handle("/dist/", noCache(http.StripPrefix("/dist/", http.FileServerFS(os.DirFS(c.dist)))))
+	a.mux.Handle("/api/throttle", a.throttle)
+	a.mux.HandleFunc("/api/config", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]any{
+			"bucket": c.bucket,
+			"targets": map[string]any{
+				"ref": map[string]string{
+					"upload":  "/ref/upload/storage/v1/b/" + c.bucket + "/o",
+					"objects": "/ref/_ref/objects",
+					"faults":  "/ref/_ref/faults",
+				},
+				"gcs": map[string]string{
+					"upload":  "/upload/storage/v1/b/" + c.bucket + "/o",
+					"objects": "/storage/v1/b/" + c.bucket + "/o",
+				},
+			},
+			"persistent": c.dataDir != "",
+		})
+	})
+	a.mux.Handle("/", noCache(onlyPage(http.FileServerFS(page))))
+	return a, nil
+}
+
+func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+func (a *app) Close() {
+	for _, f := range a.closers {
+		f()
+	}
+	a.closers = nil
+}
+
+// noCache makes the browser revalidate, so a rebuilt dist/ or an edited page
+// is picked up on reload.
+func noCache(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// onlyPage keeps the Go source that sits beside the page files out of reach.
+func onlyPage(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ".go") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,143 @@
+// Command serve runs the mediaupload demo: the demo page, the built module
+// (dist/), the strict reference server and fake-gcs-server, all on one
+// address, so one `./build.sh serve` is all a newcomer needs.
+//
+//	go run ./web/cmd/serve -dist dist [-addr 127.0.0.1:8080] [-data DIR]
+//
+// Routes:
+//
+//	/                              the demo page (web/demo)
+//	/dist/                         the module as built by ./build.sh
+//	/ref/upload/storage/v1/b/B/o   the strict reference server (web/refserver)
+//	/ref/_ref/...                  its control API: objects, faults, log
+//	/upload/storage/v1/b/B/o       fake-gcs-server 1.56.1, behind a CORS layer
+//	/storage/v1/..., /download/... fake-gcs-server's JSON API (listing, download)
+//	/api/config, /api/throttle     the demo's own settings
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+const (
+	defaultAddr   = "127.0.0.1:8080"
+	defaultBucket = "demo"
+	addrEnv       = "MEDIAUPLOAD_ADDR"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// config is what the flags and the environment decide.
+type config struct {
+	addr    string
+	dist    string
+	demoDir string // "" = the embedded copy of web/demo
+	dataDir string // "" = in memory
+	bucket  string
+}
+
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := defaultAddr
+	if env := getenv(addrEnv); env != "" {
+		addr = env
+	}
+	fs.StringVar(&c.addr, "addr", addr, "address to listen on (also "+addrEnv+"); port 0 picks a free port")
+	fs.StringVar(&c.dist, "dist", "dist", "folder holding the built module (mediaupload.js, mediaupload.wasm, …)")
+	fs.StringVar(&c.demoDir, "demo", "", "serve the demo page from this folder instead of the embedded copy (for editing web/demo)")
+	fs.StringVar(&c.dataDir, "data", "", "keep uploaded objects in this folder instead of in memory")
+	fs.StringVar(&c.bucket, "bucket", defaultBucket, "bucket name created on both servers")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
+
+	if _, err := os.Stat(filepath.Join(c.dist, "mediaupload.js")); err != nil {
+		fmt.Fprintf(stderr, "serve: warning: %s not found: run ./build.sh first, or the page cannot load the module\n",
+			filepath.Join(c.dist, "mediaupload.js"))
+	}
+
+	app, err := newApp(c)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 1
+	}
+	defer app.Close()
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %s\n", listenError(c.addr, err))
+		return 1
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	fmt.Fprintf(stdout, "mediaupload demo: %s\n", url)
+	fmt.Fprintf(stdout, "  reference server  %sref/upload/storage/v1/b/%s/o  (objects: %sref/_ref/objects)\n", url, c.bucket, url)
+	fmt.Fprintf(stdout, "  fake-gcs-server   %supload/storage/v1/b/%s/o  (objects: %sstorage/v1/b/%s/o)\n", url, c.bucket, url, c.bucket)
+	if c.dataDir != "" {
+		fmt.Fprintf(stdout, "  data kept in %s\n", c.dataDir)
+	} else {
+		fmt.Fprintf(stdout, "  data kept in memory (use -data DIR to keep it)\n")
+	}
+	fmt.Fprintf(stdout, "press Ctrl+C to stop\n")
+
+	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	return 0
+}
+
+// listenError turns a failed Listen into one line a newcomer can act on.
+func listenError(addr string, err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Sprintf("cannot listen on %s: the port is already in use (is another server still running?); "+
+			"choose another address with -addr HOST:PORT or %s=HOST:PORT", addr, addrEnv)
+	case errors.Is(err, syscall.EACCES):
+		return fmt.Sprintf("cannot listen on %s: permission denied; choose a port above 1023 with -addr HOST:PORT or %s=HOST:PORT", addr, addrEnv)
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Err != nil {
+		err = opErr.Err
+	}
+	return fmt.Sprintf("cannot listen on %s: %v", addr, err)
+}

@@ -1,0 +1,545 @@
+// The mediaupload demo page: plain JS, no build step. It loads the module the
+// way any site would and drives one upload per file, drawing a progress row,
+// a request log and an md5 check for each.
+import { load } from "/dist/mediaupload.js";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+
+// ---------------------------------------------------------------- settings
+
+// The serve command describes its targets at /api/config; these defaults
+// match it, so the page still works when served some other way.
+let config = {
+  bucket: "demo",
+  targets: {
+    ref: { upload: "/ref/upload/storage/v1/b/demo/o", objects: "/ref/_ref/objects", faults: "/ref/_ref/faults" },
+    gcs: { upload: "/upload/storage/v1/b/demo/o", objects: "/storage/v1/b/demo/o" },
+  },
+};
+
+const targetNames = { ref: "the reference server", gcs: "fake-gcs-server", custom: "the custom target" };
+
+function settings() {
+  return {
+    target: $("input[name=target]:checked").value,
+    customURL: $("#customURL").value.trim(),
+    token: $("#customToken").value.trim(),
+    uploadType: $("#uploadType").value,
+    chunkSize: Number($("#chunkSize").value),
+    checksum: $("#checksum").value,
+    fastRetry: $("#retry").value === "fast",
+    statusEachChunk: $("#statusEachChunk").checked,
+    no308: $("#no308").checked,
+    flaky: $("#flaky").checked,
+    seed: Number($("#seed").value) || 0,
+  };
+}
+
+function uploadURL(s, name) {
+  if (s.target === "custom") {
+    const u = s.customURL;
+    // GCS takes the object name from the query for media uploads; add it
+    // when the user's URL is GCS shaped and has none.
+    if (/\/upload\/storage\/v1\/b\/[^/]+\/o\/?(\?|$)/.test(u) && !/[?&]name=/.test(u)) {
+      return u + (u.includes("?") ? "&" : "?") + "name=" + encodeURIComponent(name);
+    }
+    return u;
+  }
+  return location.origin + config.targets[s.target].upload + "?name=" + encodeURIComponent(name);
+}
+
+function refreshNote() {
+  const s = settings();
+  $("#custom").hidden = s.target !== "custom";
+  $("#storedOn").textContent = targetNames[s.target];
+  const notes = [];
+  if (s.target === "gcs" && s.statusEachChunk) {
+    notes.push("fake-gcs-server finishes the object when it receives a status query, so with this option it ends early with a short object (PROTOCOL.md §7).");
+  }
+  if (s.target !== "ref" && s.flaky) notes.push("The flaky network applies to the reference server only.");
+  if (s.target === "gcs" && s.checksum) notes.push("fake-gcs-server ignores X-Goog-Hash; the module still compares the hashes in its answer.");
+  $("#note").hidden = notes.length === 0;
+  $("#note").textContent = notes.join(" ");
+}
+
+async function post(url, body, method = "POST") {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${url}: HTTP ${res.status}`);
+}
+
+// The reference server's seeded random fault mode: the same seed gives the
+// same faults, so a run can be repeated.
+async function syncFlaky() {
+  const s = settings();
+  const url = config.targets.ref.faults;
+  try {
+    if (s.flaky) await post(url, { random: { seed: s.seed, rate: 0.15 } });
+    else await post(url, undefined, "DELETE");
+    document.body.dataset.flaky = s.flaky ? "on" : "off";
+  } catch (e) {
+    showNote(`Could not switch the flaky network: ${e.message}`);
+  }
+  refreshNote();
+}
+
+async function syncSpeed() {
+  try {
+    await post("/api/throttle", { bytesPerSecond: Number($("#speed").value) });
+  } catch (e) {
+    showNote(`Could not set the network speed: ${e.message}`);
+  }
+}
+
+function showNote(text) {
+  $("#note").hidden = false;
+  $("#note").textContent = text;
+}
+
+// ---------------------------------------------------------------- formatting
+
+function fmtBytes(n) {
+  if (!Number.isFinite(n)) return "";
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / 1024, i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)} ${units[i]}`;
+}
+
+function fmtRate(bps) {
+  if (!bps || !Number.isFinite(bps)) return "";
+  const mb = bps / 1e6;
+  return mb >= 1 ? `${mb.toFixed(mb < 10 ? 1 : 0)} MB/s` : `${(bps / 1e3).toFixed(0)} kB/s`;
+}
+
+function fmtLeft(sec) {
+  if (sec == null || !Number.isFinite(sec)) return "";
+  if (sec < 1) return "< 1 s left";
+  if (sec < 90) return `${Math.round(sec)} s left`;
+  const m = Math.floor(sec / 60), s = Math.round(sec % 60);
+  return `${m}:${String(s).padStart(2, "0")} left`;
+}
+
+function fmtError(err) {
+  if (err && typeof err === "object" && "code" in err) {
+    let text = err.message || "";
+    if (err.status) text += ` (HTTP ${err.status})`;
+    const body = (err.responseText || "").trim();
+    if (body && !text.includes(body)) text += ` — ${body.length > 200 ? body.slice(0, 200) + "…" : body}`;
+    return { code: String(err.code), text };
+  }
+  return { code: "error", text: String((err && err.message) || err) };
+}
+
+// ---------------------------------------------------------------- MD5
+
+// A small incremental MD5 (RFC 1321), so the page can check what arrived
+// against the server's md5Hash without a library.
+const S = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
+const K = new Int32Array(64).map((_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32));
+
+class MD5 {
+  constructor() {
+    this.h = new Int32Array([0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476]);
+    this.buf = new Uint8Array(64);
+    this.n = 0; // bytes in buf
+    this.len = 0; // total bytes
+    this.w = new Int32Array(16);
+  }
+
+  block(p, off) {
+    const w = this.w, h = this.h;
+    for (let i = 0; i < 16; i++) {
+      const j = off + i * 4;
+      w[i] = p[j] | (p[j + 1] << 8) | (p[j + 2] << 16) | (p[j + 3] << 24);
+    }
+    let a = h[0], b = h[1], c = h[2], d = h[3];
+    for (let i = 0; i < 64; i++) {
+      let f, g;
+      if (i < 16) { f = (b & c) | (~b & d); g = i; }
+      else if (i < 32) { f = (d & b) | (~d & c); g = (5 * i + 1) & 15; }
+      else if (i < 48) { f = b ^ c ^ d; g = (3 * i + 5) & 15; }
+      else { f = c ^ (b | ~d); g = (7 * i) & 15; }
+      const s = S[(i >> 4) * 4 + (i & 3)];
+      const x = (a + f + K[i] + w[g]) | 0;
+      a = d; d = c; c = b;
+      b = (b + ((x << s) | (x >>> (32 - s)))) | 0;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+  }
+
+  update(p) {
+    let i = 0;
+    this.len += p.length;
+    if (this.n > 0) {
+      const take = Math.min(64 - this.n, p.length);
+      this.buf.set(p.subarray(0, take), this.n);
+      this.n += take; i = take;
+      if (this.n < 64) return;
+      this.block(this.buf, 0);
+      this.n = 0;
+    }
+    for (; i + 64 <= p.length; i += 64) this.block(p, i);
+    this.buf.set(p.subarray(i), 0);
+    this.n = p.length - i;
+  }
+
+  digest() {
+    const bits = this.len * 8;
+    const pad = new Uint8Array(((this.n < 56 ? 56 : 120) - this.n) + 8);
+    pad[0] = 0x80;
+    const v = new DataView(pad.buffer);
+    v.setUint32(pad.length - 8, bits % 2 ** 32, true);
+    v.setUint32(pad.length - 4, Math.floor(bits / 2 ** 32), true);
+    this.update(pad);
+    return new Uint8Array(this.h.buffer.slice(0));
+  }
+}
+
+const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
+
+async function md5OfBlob(blob) {
+  const m = new MD5();
+  const step = 4 << 20;
+  for (let off = 0; off < blob.size; off += step) {
+    m.update(new Uint8Array(await blob.slice(off, off + step).arrayBuffer()));
+  }
+  return toBase64(m.digest());
+}
+
+// ---------------------------------------------------------------- one upload
+
+let mu = null;
+let moduleReady;
+const ready = new Promise((resolve) => { moduleReady = resolve; });
+const entries = new Set();
+const MAX_LOG = 500;
+
+function addFile(file) {
+  const row = $("#row").content.firstElementChild.cloneNode(true);
+  row.dataset.name = file.name;
+  $(".name", row).textContent = file.name;
+  $(".name", row).title = file.name;
+  $(".size", row).textContent = fmtBytes(file.size);
+  $("#uploads").append(row);
+  $("#empty").hidden = true;
+
+  const entry = {
+    file, row, up: null, t0: performance.now(), loaded: 0, confirmed: 0, requests: 0,
+    md5: file.size <= 1 << 30 ? md5OfBlob(file) : null,
+  };
+  entries.add(entry);
+  $(".pause", row).onclick = () => entry.up && entry.up.pause();
+  $(".resume", row).onclick = () => {
+    if (entry.row.dataset.state === "failed") start(entry, entry.lastSessionURL);
+    else if (entry.up) entry.up.resume();
+  };
+  $(".cancel", row).onclick = () => entry.up && entry.up.abort();
+  start(entry);
+}
+
+function start(entry, sessionURL) {
+  if (!mu) {
+    // Files picked while the module is still loading wait for it.
+    ready.then(() => start(entry, sessionURL));
+    return;
+  }
+  const s = settings();
+  const { file, row } = entry;
+  entry.settings = s;
+  setState(entry, "starting");
+  $(".error", row).hidden = true;
+  $(".md5", row).textContent = "";
+  $(".md5", row).className = "md5 muted";
+  delete row.dataset.md5;
+
+  if (s.target === "custom" && !s.customURL) {
+    fail(entry, { code: "invalid_argument", message: "enter the custom target's upload URL first", status: 0 });
+    return;
+  }
+
+  const opts = {
+    url: uploadURL(s, file.name),
+    method: "POST",
+    uploadType: s.uploadType,
+    chunkSize: s.chunkSize,
+    queryStatusEachChunk: s.statusEachChunk,
+    noRedirect308: s.no308,
+    onProgress: (p) => progress(entry, p),
+    onRetry: (r) => retryLine(entry, r),
+    onStateChange: (st) => setState(entry, st),
+    onRequest: (r) => requestLine(entry, r),
+  };
+  // A media upload has no room for metadata: its name travels in the URL.
+  if (s.uploadType !== "media") opts.metadata = { name: file.name };
+  if (file.type) opts.contentType = file.type;
+  if (s.checksum) opts.checksum = s.checksum;
+  if (s.fastRetry) opts.retry = { retries: 8, initialDelayMs: 200, maxDelayMs: 3000, jitterMs: 200 };
+  if (s.target === "custom" && s.token) {
+    // getHeaders is asked again after a 401: a real page would refresh its token here.
+    opts.getHeaders = async () => ({ Authorization: `Bearer ${s.token}` });
+  }
+  if (sessionURL) opts.sessionURL = sessionURL;
+
+  let up;
+  try {
+    up = mu.upload(file, opts);
+  } catch (err) {
+    // The API promises not to throw; show it in the row all the same.
+    fail(entry, err);
+    return;
+  }
+  entry.up = up;
+  up.promise.then(
+    (res) => done(entry, res),
+    (err) => fail(entry, err),
+  );
+}
+
+function setState(entry, state) {
+  const row = entry.row;
+  row.dataset.state = state;
+  $(".state", row).textContent = state === "aborted" ? "cancelled" : state;
+  const live = state === "starting" || state === "uploading" || state === "retrying";
+  $(".pause", row).disabled = !live;
+  $(".resume", row).disabled = !(state === "paused" || (state === "failed" && entry.lastSessionURL));
+  $(".resume", row).textContent = state === "failed" ? "Retry" : "Resume";
+  $(".cancel", row).disabled = !(live || state === "paused");
+  if (!live) {
+    $(".rate", row).textContent = "";
+    $(".eta", row).textContent = "";
+  }
+}
+
+function drawBar(entry, loaded, confirmed, total) {
+  const row = entry.row;
+  const pct = total > 0 ? Math.min(100, (loaded / total) * 100) : 0;
+  const cpct = total > 0 ? Math.min(100, (confirmed / total) * 100) : 0;
+  $(".fill", row).style.width = `${pct}%`;
+  $(".confirmed", row).style.width = `${cpct}%`;
+  $(".bar", row).setAttribute("aria-valuenow", String(Math.floor(pct)));
+  $(".pct", row).textContent = `${Math.floor(pct)} %`;
+  $(".bytes", row).textContent = `sent ${fmtBytes(loaded)} · confirmed ${fmtBytes(confirmed)} of ${fmtBytes(total)}`;
+}
+
+function progress(entry, p) {
+  const total = p.total || entry.file.size;
+  entry.loaded = Math.max(entry.loaded, p.loaded || 0);
+  entry.confirmed = p.confirmed || 0;
+  drawBar(entry, entry.loaded, entry.confirmed, total);
+  // A rate and an estimate mean nothing once paused or finished.
+  const live = ["starting", "uploading", "retrying"].includes(entry.row.dataset.state);
+  $(".rate", entry.row).textContent = live ? fmtRate(p.bytesPerSecond) : "";
+  $(".eta", entry.row).textContent = live ? fmtLeft(p.secondsLeft) : "";
+}
+
+function logRow(entry, cells, cls) {
+  const tbody = $(".log tbody", entry.row);
+  const tr = document.createElement("tr");
+  if (cls) tr.className = cls;
+  for (const [text, tdClass] of cells) {
+    const td = document.createElement("td");
+    td.textContent = text;
+    if (tdClass) td.className = tdClass;
+    tr.append(td);
+  }
+  tbody.append(tr);
+  while (tbody.rows.length > MAX_LOG) tbody.deleteRow(0);
+}
+
+function since(entry) {
+  return `+${((performance.now() - entry.t0) / 1000).toFixed(2)} s`;
+}
+
+function requestLine(entry, r) {
+  entry.requests++;
+  $(".log .count", entry.row).textContent = String(entry.requests);
+  const status = r.error ? (r.status ? `${r.status} ${r.error}` : r.error) : String(r.status);
+  const cls = r.error || r.status >= 400 ? "bad" : r.status === 200 || r.status === 201 ? "ok" : "";
+  logRow(entry, [
+    [since(entry)],
+    [r.method || ""],
+    [r.contentRange || "—"],
+    [status, cls],
+    [r.ms == null ? "" : String(Math.round(r.ms))],
+  ]);
+}
+
+function retryLine(entry, r) {
+  const why = r.status ? `after ${r.status}` : r.error ? `after ${r.error}` : "";
+  logRow(entry, [[since(entry)], ["retry"], [`#${r.attempt} in ${r.delayMs} ms`], [why], [""]], "retry");
+}
+
+async function done(entry, res) {
+  const { row, file } = entry;
+  setState(entry, "done");
+  drawBar(entry, file.size, file.size, file.size);
+  $(".eta", row).textContent = "";
+  const meta = res && res.metadata;
+  $(".meta", row).hidden = false;
+  $(".meta pre", row).textContent = meta ? JSON.stringify(meta, null, 2) : (res && res.body) || "(empty answer)";
+  refreshObjects();
+
+  const el = $(".md5", row);
+  const verdict = (kind, text) => {
+    row.dataset.md5 = kind;
+    el.className = `md5 ${kind === "match" ? "match" : kind === "mismatch" ? "mismatch" : "muted"}`;
+    el.textContent = text;
+  };
+  if (!meta || !meta.md5Hash) return verdict("none", "the server sent no md5Hash");
+  if (!entry.md5) return verdict("none", "too large to hash in the page");
+  verdict("pending", "md5: checking…");
+  const local = await entry.md5;
+  if (meta.size != null && Number(meta.size) !== file.size) {
+    return verdict("mismatch", `✗ size ${meta.size} on the server, ${file.size} here`);
+  }
+  if (local === meta.md5Hash) verdict("match", `md5 ✓ match (${local})`);
+  else verdict("mismatch", `✗ md5 differs: ${meta.md5Hash} on the server, ${local} here`);
+}
+
+function fail(entry, err) {
+  const row = entry.row;
+  const { code, text } = fmtError(err);
+  if (err && err.sessionURL) entry.lastSessionURL = err.sessionURL;
+  setState(entry, code === "aborted" ? "aborted" : "failed");
+  const p = $(".error", row);
+  p.hidden = false;
+  p.replaceChildren();
+  const c = document.createElement("code");
+  c.textContent = code;
+  p.append(c, `: ${text}`);
+  $(".rate", row).textContent = "";
+  $(".eta", row).textContent = "";
+  refreshObjects();
+}
+
+// ---------------------------------------------------------------- stored objects
+
+let refreshing = null;
+function refreshObjects() {
+  clearTimeout(refreshing);
+  refreshing = setTimeout(loadObjects, 150);
+}
+
+async function loadObjects() {
+  const s = settings();
+  const tbody = $("#objects tbody");
+  const note = $("#objectsNote");
+  if (s.target === "custom") {
+    tbody.replaceChildren();
+    $("#objects").hidden = true;
+    note.textContent = "Objects of a custom target are not listed here.";
+    return;
+  }
+  let list = [];
+  try {
+    const res = await fetch(config.targets[s.target].objects, { cache: "no-store" });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const data = await res.json();
+    list = Array.isArray(data) ? data : data.items || [];
+  } catch (e) {
+    note.textContent = `Could not list the objects: ${e.message}`;
+    return;
+  }
+  tbody.replaceChildren(...list.map((o) => {
+    const tr = document.createElement("tr");
+    const href = s.target === "ref"
+      ? `${config.targets.ref.objects}/${encodeURIComponent(o.name)}`
+      : `${config.targets.gcs.objects}/${encodeURIComponent(o.name)}?alt=media`;
+    const a = document.createElement("a");
+    a.href = href;
+    a.textContent = "download";
+    a.setAttribute("download", o.name);
+    const cells = [o.name, fmtBytes(Number(o.size)), o.md5Hash || ""];
+    cells.forEach((t, i) => {
+      const td = document.createElement("td");
+      td.textContent = t;
+      if (i === 0) td.title = o.name;
+      if (i === 2) td.className = "md5col";
+      tr.append(td);
+    });
+    const td = document.createElement("td");
+    td.append(a);
+    tr.append(td);
+    return tr;
+  }));
+  $("#objects").hidden = list.length === 0;
+  note.textContent = list.length ? "" : "No objects yet.";
+}
+
+// ---------------------------------------------------------------- wiring
+
+function wire() {
+  const input = $("#files");
+  input.addEventListener("change", () => {
+    for (const f of input.files) addFile(f);
+    input.value = "";
+  });
+  const drop = $("#drop");
+  for (const t of ["dragenter", "dragover"]) {
+    drop.addEventListener(t, (e) => { e.preventDefault(); drop.classList.add("over"); });
+  }
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    for (const f of e.dataTransfer.files) addFile(f);
+  });
+  // A file dropped beside the zone must not make the browser navigate away.
+  window.addEventListener("dragover", (e) => e.preventDefault());
+  window.addEventListener("drop", (e) => e.preventDefault());
+
+  for (const el of document.querySelectorAll("input[name=target]")) {
+    el.addEventListener("change", () => { refreshNote(); loadObjects(); });
+  }
+  for (const id of ["#statusEachChunk", "#checksum", "#customURL"]) $(id).addEventListener("change", refreshNote);
+  $("#flaky").addEventListener("change", syncFlaky);
+  $("#seed").addEventListener("change", () => settings().flaky && syncFlaky());
+  $("#speed").addEventListener("change", syncSpeed);
+  $("#refresh").addEventListener("click", loadObjects);
+  $("#clear").addEventListener("click", () => {
+    for (const e of entries) {
+      if (["done", "failed", "aborted"].includes(e.row.dataset.state)) {
+        e.row.remove();
+        entries.delete(e);
+      }
+    }
+    $("#empty").hidden = entries.size > 0;
+  });
+}
+
+async function main() {
+  try {
+    const res = await fetch("/api/config", { cache: "no-store" });
+    if (res.ok) config = await res.json();
+  } catch {
+    // served without the serve command: keep the defaults
+  }
+  wire();
+  refreshNote();
+  // Browsers restore form fields on reload: make the servers agree with them.
+  await Promise.all([syncFlaky(), syncSpeed()]);
+  loadObjects();
+  try {
+    mu = await load();
+  } catch (err) {
+    const { code, text } = fmtError(err);
+    const banner = $("#banner");
+    banner.hidden = false;
+    banner.textContent = `The module did not load — ${code}: ${text}. Is dist/ built? Run ./build.sh serve.`;
+    document.body.dataset.ready = "error";
+    return;
+  }
+  $("#version").textContent = `Module ${mu.version}.`;
+  document.body.dataset.ready = "yes";
+  moduleReady();
+}
+
+// For the curious, and for the end-to-end tests.
+window.demo = { entries, MD5, md5OfBlob, toBase64 };
+
+main();

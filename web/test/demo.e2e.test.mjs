@@ -1,0 +1,414 @@
+// End-to-end test of the demo: the serve program (web/cmd/serve, what `./build.sh serve` runs)
+// on a free port, the demo page in headless Chromium, files picked through the file input.
+// Every check is what a user would see: the rows reach 100 % and "md5 ✓ match", the objects
+// arrive on the server intact, pause holds, cancel stops, the flaky network is survived, and a
+// bad custom target gives a readable error in the row.
+//
+// Environment: MEDIAUPLOAD_SERVE (a prebuilt serve binary; default: go build it),
+// MEDIAUPLOAD_DIST (default <repo>/dist), MEDIAUPLOAD_TEST_OUT (screenshots; default
+// $TMPDIR/mediaupload-test-out). The test also writes docs/demo.png (the README's screenshot).
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+import { CHUNK, DIST_DIR, KiB, MiB, REPO_ROOT, launchBrowser, md5Base64, pseudoRandomBytes } from "./harness.mjs";
+
+const OUT_DIR = process.env.MEDIAUPLOAD_TEST_OUT ?? join(tmpdir(), "mediaupload-test-out");
+const SCREENSHOT = join(REPO_ROOT, "docs", "demo.png");
+
+let serve; // { url, stop }
+let browser;
+let buildDir;
+
+/** Builds (unless MEDIAUPLOAD_SERVE names a binary) and starts the serve program on a free port. */
+async function startServe() {
+  let bin = process.env.MEDIAUPLOAD_SERVE;
+  if (!bin) {
+    buildDir = mkdtempSync(join(tmpdir(), "mediaupload-serve-"));
+    bin = join(buildDir, "serve");
+    const r = spawnSync("go", ["build", "-o", bin, "./web/cmd/serve"], { cwd: REPO_ROOT, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`go build ./web/cmd/serve failed:\n${r.stderr}`);
+  }
+  const child = spawn(bin, ["-addr", "127.0.0.1:0", "-dist", DIST_DIR], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const line = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve printed no URL in 30 s\n${stderr}`)), 30_000);
+    createInterface({ input: child.stdout }).once("line", (l) => {
+      clearTimeout(timer);
+      resolve(l);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited (${code}) before printing its URL\n${stderr}`));
+    });
+  });
+  const m = /(http:\/\/127\.0\.0\.1:(\d+))\//.exec(line);
+  if (!m || m[2] === "0") throw new Error(`serve's first line has no real URL: ${line}`);
+  return {
+    url: m[1],
+    stderr: () => stderr,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", resolve);
+        child.kill("SIGTERM");
+        setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
+      }),
+  };
+}
+
+before(async () => {
+  if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
+    throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
+  }
+  mkdirSync(OUT_DIR, { recursive: true });
+  [serve, browser] = await Promise.all([startServe(), launchBrowser()]);
+});
+
+after(async () => {
+  await Promise.allSettled([browser?.close(), serve?.stop()]);
+  if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/** Files of the sizes that matter: exactly n × 256 KiB, odd sizes, a few MiB, a tiny text. */
+function files(prefix, specs) {
+  return specs.map(([name, size, seed, mimeType = "application/octet-stream"]) => ({
+    name: `${prefix}-${name}`,
+    mimeType,
+    size,
+    buffer: Buffer.from(pseudoRandomBytes(size, seed)),
+  }));
+}
+
+const MIXED = [
+  ["quarter-x3.bin", 3 * CHUNK, 1],
+  ["quarter-x1.bin", CHUNK, 2],
+  ["odd.bin", 1.5 * MiB + 17, 3],
+  ["three-mib.bin", 3 * MiB + 1, 4],
+  ["tiny.txt", 11, 5, "text/plain"],
+];
+
+/** Opens the demo in a new page and waits for the module; console errors are collected. */
+async function openDemo({ width = 1100, height = 900 } = {}) {
+  const page = await browser.newPage();
+  await page.setViewportSize({ width, height });
+  const consoleErrors = [];
+  page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(e));
+  await page.goto(serve.url + "/");
+  await page.waitForSelector("body[data-ready=yes]", { timeout: 15_000 });
+  page.consoleErrors = consoleErrors;
+  page.pageErrors = pageErrors;
+  return page;
+}
+
+/** Sets the demo's choices as a user would. */
+async function choose(page, o) {
+  if (o.target) await page.check(`input[name=target][value=${o.target}]`);
+  if (o.customURL !== undefined) await page.fill("#customURL", o.customURL);
+  if (o.uploadType) await page.selectOption("#uploadType", o.uploadType);
+  if (o.chunkSize !== undefined) await page.selectOption("#chunkSize", String(o.chunkSize));
+  if (o.checksum !== undefined) await page.selectOption("#checksum", o.checksum);
+  if (o.retry) await page.selectOption("#retry", o.retry);
+  if (o.speed !== undefined) {
+    await page.selectOption("#speed", String(o.speed));
+    await waitThrottle(o.speed);
+  }
+  if (o.seed !== undefined) await page.fill("#seed", String(o.seed));
+  if (o.flaky !== undefined) {
+    await page.setChecked("#flaky", o.flaky);
+    await page.waitForSelector(`body[data-flaky=${o.flaky ? "on" : "off"}]`);
+  }
+}
+
+async function waitThrottle(rate) {
+  for (let i = 0; i < 100; i++) {
+    const r = await (await fetch(serve.url + "/api/throttle")).json();
+    if (r.bytesPerSecond === rate) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`the page did not set the speed to ${rate}`);
+}
+
+/** What the rows show, keyed by file name. */
+async function rows(page) {
+  return page.$$eval("li.file", (lis) =>
+    Object.fromEntries(
+      lis.map((li) => {
+        const err = li.querySelector(".error");
+        return [
+          li.dataset.name,
+          {
+            state: li.dataset.state,
+            md5: li.dataset.md5,
+            md5Text: li.querySelector(".md5").textContent,
+            pct: li.querySelector(".pct").textContent,
+            bytes: li.querySelector(".bytes").textContent,
+            error: err.hidden ? "" : err.textContent,
+            requests: Number(li.querySelector(".log .count").textContent),
+            logRows: li.querySelectorAll(".log tbody tr").length,
+          },
+        ];
+      }),
+    ),
+  );
+}
+
+/** Waits until every named row is finished (done with its md5 checked, failed or cancelled). */
+async function waitFinished(page, names, ms = 60_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const r = await rows(page);
+    const finished = names.every((n) => {
+      const row = r[n];
+      return row && ((row.state === "done" && row.md5 && row.md5 !== "pending") || row.state === "failed" || row.state === "aborted");
+    });
+    if (finished) return r;
+    if (Date.now() > end) throw new Error(`timed out; rows: ${JSON.stringify(r, null, 1)}`);
+    await new Promise((res) => setTimeout(res, 100));
+  }
+}
+
+async function waitRow(page, name, cond, what, ms = 20_000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const row = (await rows(page))[name];
+    if (row && cond(row)) return row;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; row: ${JSON.stringify(row)}`);
+    await new Promise((res) => setTimeout(res, 25));
+  }
+}
+
+function assertAllMatch(r, list) {
+  for (const f of list) {
+    const row = r[f.name];
+    assert.ok(row, `no row for ${f.name}`);
+    assert.equal(row.state, "done", `${f.name}: ${row.state} ${row.error}`);
+    assert.equal(row.pct, "100 %", `${f.name}: bar at ${row.pct}`);
+    assert.equal(row.md5, "match", `${f.name}: ${row.md5Text}`);
+    assert.match(row.md5Text, /md5 ✓ match/);
+    assert.ok(row.requests >= 1, `${f.name}: no request logged`);
+  }
+}
+
+/** The server's own listing, checked against md5s computed here in Node. */
+async function assertStored(target, list) {
+  const url = target === "ref" ? `${serve.url}/ref/_ref/objects` : `${serve.url}/storage/v1/b/demo/o`;
+  const data = await (await fetch(url)).json();
+  const objects = Array.isArray(data) ? data : data.items ?? [];
+  for (const f of list) {
+    const o = objects.find((x) => x.name === f.name);
+    assert.ok(o, `${target}: no object ${f.name}`);
+    assert.equal(String(o.size), String(f.size), `${target}: ${f.name} size`);
+    assert.equal(o.md5Hash, md5Base64(f.buffer), `${target}: ${f.name} md5Hash`);
+  }
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(OUT_DIR, `demo-${name}.png`), fullPage: true });
+}
+
+function assertNoStack(page) {
+  assert.deepEqual(page.pageErrors.map(String), [], "uncaught errors in the page");
+  const stacks = page.consoleErrors.filter((t) => /\n\s+at |\.wasm:|goroutine \d/.test(t));
+  assert.deepEqual(stacks, [], "stack traces on the console");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+
+for (const target of ["ref", "gcs"]) {
+  test(`files picked in the page arrive intact on ${target === "ref" ? "the reference server" : "fake-gcs-server"}`, async () => {
+    const page = await openDemo();
+    try {
+      await choose(page, { target, uploadType: "resumable", chunkSize: CHUNK, speed: 0, flaky: false });
+      const list = files(target, MIXED);
+      await page.setInputFiles("#files", list.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer })));
+      const r = await waitFinished(page, list.map((f) => f.name));
+      await shot(page, `${target}-done`);
+      assertAllMatch(r, list);
+      // 3 MiB + 1 in 256 KiB chunks: a session start and 13 chunk PUTs at least.
+      assert.ok(r[`${target}-three-mib.bin`].requests >= 14, `three-mib: ${r[`${target}-three-mib.bin`].requests} requests`);
+      await assertStored(target, list);
+      // The page lists what arrived.
+      await page.click("#refresh");
+      await page.waitForFunction(
+        (n) => [...document.querySelectorAll("#objects td")].some((td) => td.textContent === n),
+        list[0].name,
+      );
+      assertNoStack(page);
+    } finally {
+      await page.close();
+    }
+  });
+}
+
+test("multipart to the reference server and media to fake-gcs-server", async () => {
+  const page = await openDemo();
+  try {
+    const specs = [["small.bin", 100 * KiB + 3, 11], ["note.txt", 42, 12, "text/plain"]];
+    await choose(page, { target: "ref", uploadType: "multipart", speed: 0, flaky: false });
+    const a = files("mp", specs);
+    await page.setInputFiles("#files", a.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer })));
+    // The settings are read when a file is picked, so the first batch keeps its own.
+    await choose(page, { target: "gcs", uploadType: "media" });
+    const b = files("media", specs);
+    await page.setInputFiles("#files", b.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer })));
+    assertAllMatch(await waitFinished(page, [...a, ...b].map((f) => f.name)), [...a, ...b]);
+    await assertStored("ref", a);
+    await assertStored("gcs", b);
+  } finally {
+    await page.close();
+  }
+});
+
+test("pause holds the upload and resume finishes it; the README screenshot", async () => {
+  const page = await openDemo({ width: 860, height: 1060 });
+  try {
+    await choose(page, { target: "ref", uploadType: "resumable", chunkSize: CHUNK, speed: 1048576, flaky: false });
+    const list = files("pause", [["big.bin", 2 * MiB, 21], ["photo.jpg", MiB + 5, 22, "image/jpeg"], ["notes.txt", 300 * KiB, 23, "text/plain"]]);
+    const big = list[0].name;
+    await page.setInputFiles("#files", list.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer })));
+
+    await waitRow(page, big, (row) => parseInt(row.pct) >= 15, "big.bin at 15 %");
+    await page.click(`li.file[data-name="${big}"] .pause`);
+    const paused = await waitRow(page, big, (row) => row.state === "paused", "the paused state", 10_000);
+    assert.ok(parseInt(paused.pct) < 100, `already finished: ${paused.pct}`);
+
+    // The README's picture: one paused row with its request log open, others moving.
+    await page.click(`li.file[data-name="${big}"] .log summary`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(250);
+    await page.screenshot({ path: SCREENSHOT });
+    await shot(page, "paused");
+    const size = statSync(SCREENSHOT).size;
+    assert.ok(size < 150_000, `docs/demo.png is ${size} bytes`);
+
+    // Pause stops after the request in flight (API.md): let that one land, then nothing moves.
+    let settled = paused;
+    for (const end = Date.now() + 8000; ; ) {
+      await page.waitForTimeout(700);
+      const now = (await rows(page))[big];
+      if (now.requests === settled.requests && now.bytes === settled.bytes) break;
+      assert.ok(Date.now() < end, `the paused upload kept moving: ${JSON.stringify(now)}`);
+      settled = now;
+    }
+    assert.ok(settled.requests - paused.requests <= 1, `${settled.requests - paused.requests} requests after the pause`);
+    await page.waitForTimeout(800);
+    const still = (await rows(page))[big];
+    assert.equal(still.state, "paused");
+    assert.equal(still.requests, settled.requests, "requests were sent while paused");
+    assert.equal(still.bytes, settled.bytes, "bytes moved while paused");
+
+    await page.click(`li.file[data-name="${big}"] .resume`);
+    const r = await waitFinished(page, list.map((f) => f.name), 30_000);
+    assertAllMatch(r, list);
+    assert.ok(r[big].requests > still.requests, "resume sent nothing");
+    await assertStored("ref", list);
+
+    // Phone width.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot(page, "phone-390");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the page is ${overflow}px wider than a 390px screen`);
+    assertNoStack(page);
+  } finally {
+    await choose(page, { speed: 0 }).catch(() => {});
+    await page.close();
+  }
+});
+
+test("cancel stops the upload for good", async () => {
+  const page = await openDemo();
+  try {
+    await choose(page, { target: "ref", uploadType: "resumable", chunkSize: CHUNK, speed: 1048576, flaky: false });
+    const [f] = files("cancel", [["big.bin", 2 * MiB, 31]]);
+    await page.setInputFiles("#files", [{ name: f.name, mimeType: f.mimeType, buffer: f.buffer }]);
+    await waitRow(page, f.name, (row) => parseInt(row.pct) >= 10, "10 %");
+    await page.click(`li.file[data-name="${f.name}"] .cancel`);
+    const row = await waitRow(page, f.name, (row) => row.state === "aborted", "the cancelled state", 10_000);
+    assert.match(row.error, /^aborted: \S/, `error shown: ${row.error}`);
+    await shot(page, "cancelled");
+    await page.waitForTimeout(700);
+    const later = (await rows(page))[f.name];
+    assert.equal(later.requests, row.requests, "requests after cancel");
+    const objects = await (await fetch(`${serve.url}/ref/_ref/objects`)).json();
+    assert.ok(!objects.some((o) => o.name === f.name), "a cancelled upload was stored");
+    assertNoStack(page);
+  } finally {
+    await choose(page, { speed: 0 }).catch(() => {});
+    await page.close();
+  }
+});
+
+test("flaky network with a fixed seed: every file still arrives intact", async () => {
+  const page = await openDemo();
+  try {
+    await fetch(`${serve.url}/ref/_ref/log`, { method: "DELETE" });
+    await choose(page, { target: "ref", uploadType: "resumable", chunkSize: CHUNK, retry: "fast", speed: 0, seed: 1234, flaky: true });
+    const list = files("flaky", [
+      ["a.bin", MiB + 5, 41],
+      ["b.bin", 2 * MiB, 42],
+      ["c.bin", 3 * CHUNK, 43],
+      ["d.txt", 999, 44, "text/plain"],
+    ]);
+    await page.setInputFiles("#files", list.map(({ name, mimeType, buffer }) => ({ name, mimeType, buffer })));
+    const r = await waitFinished(page, list.map((f) => f.name), 90_000);
+    await shot(page, "flaky");
+    assertAllMatch(r, list);
+    await assertStored("ref", list);
+    const log = await (await fetch(`${serve.url}/ref/_ref/log`)).json();
+    const faults = log.filter((e) => e.fault);
+    assert.ok(faults.length >= 2, `only ${faults.length} faults were injected`);
+    assertNoStack(page);
+  } finally {
+    await choose(page, { flaky: false }).catch(() => {});
+    await page.close();
+  }
+});
+
+test("a bad custom target and an unsupported option give readable errors in the row", async () => {
+  const page = await openDemo();
+  try {
+    await choose(page, { target: "custom", customURL: `${serve.url}/no/such/upload`, uploadType: "resumable", checksum: "" });
+    const [f] = files("bad", [["x.bin", 1000, 51]]);
+    await page.setInputFiles("#files", [{ name: f.name, mimeType: f.mimeType, buffer: f.buffer }]);
+    const row = (await waitFinished(page, [f.name], 20_000))[f.name];
+    assert.equal(row.state, "failed");
+    assert.match(row.error, /^http_error: .*404/, `error shown: ${row.error}`);
+    await shot(page, "bad-url");
+
+    // Not a URL at all: refused before any request.
+    await choose(page, { customURL: "not a url" });
+    const [h] = files("notaurl", [["z.bin", 10, 53]]);
+    await page.setInputFiles("#files", [{ name: h.name, mimeType: h.mimeType, buffer: h.buffer }]);
+    const row3 = (await waitFinished(page, [h.name], 10_000))[h.name];
+    assert.equal(row3.state, "failed");
+    assert.match(row3.error, /^invalid_argument: \S/, `error shown: ${row3.error}`);
+    assert.equal(row3.requests, 0);
+
+    // A checksum either works or is refused as an invalid argument, shown the same way.
+    await choose(page, { target: "ref", checksum: "crc32c" });
+    const [g] = files("sum", [["y.bin", 5000, 52]]);
+    await page.setInputFiles("#files", [{ name: g.name, mimeType: g.mimeType, buffer: g.buffer }]);
+    const row2 = (await waitFinished(page, [g.name], 20_000))[g.name];
+    if (row2.state === "done") assert.equal(row2.md5, "match");
+    else assert.match(row2.error, /^invalid_argument: \S/, `error shown: ${row2.error}`);
+    assertNoStack(page);
+  } finally {
+    await page.close();
+  }
+});
