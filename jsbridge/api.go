@@ -63,11 +63,17 @@ func (r *registry) start(blob, options, sink js.Value) js.Value {
 		fail(sink, err, "")
 		return inertHandle()
 	}
-	opts.OnProgress = func(p core.Progress) { tell(sink, "progress", progressValue(p)) }
+	opts.OnProgress = func(p core.Progress) { tell(sink, "progress", progressArgs(p)...) }
 	opts.OnRetry = func(ri core.RetryInfo) { tell(sink, "retry", retryValue(ri)) }
 	opts.OnState = func(s core.State) { tell(sink, "state", string(s)) }
 	opts.OnSession = func(url string) { tell(sink, "session", url) }
-	opts.OnRequest = func(ri core.RequestInfo) { tell(sink, "request", requestValue(ri)) }
+	opts.OnRequest = func(ri core.RequestInfo) {
+		// Only when someone listens: the loader sets sink.wantRequests. A request report
+		// per chunk costs a JS call with six arguments, a URL string among them.
+		if want, err := get(sink, "wantRequests"); err == nil && want.Truthy() {
+			tell(sink, "request", requestArgs(ri)...)
+		}
+	}
 	src, _ := NewBlobSource(blob) // Options checked that blob is a Blob
 	up, err := core.New(Fetch{}, src, opts)
 	if err != nil {
@@ -139,12 +145,10 @@ func inertHandle() js.Value { return handle(0) }
 
 // tell calls sink[method](v). Whatever the sink throws stays in JS's hands: it is dropped
 // here, never turned into a Go panic.
-func tell(sink js.Value, method string, v any) {
-	_ = try(func() {
-		if f := reflectGet.Invoke(sink, method); f.Type() == js.TypeFunction {
-			f.Call("call", sink, v)
-		}
-	})
+func tell(sink js.Value, method string, args ...any) {
+	// One call: the sink is the loader's own object (not the caller's), so its methods are
+	// called directly. A throwing method is caught, and the upload goes on.
+	_ = try(func() { sink.Call(method, args...) })
 }
 
 // errInternal marks a panic caught at the JS boundary.

@@ -13,8 +13,12 @@ import (
 // tells the sink.
 func recorder() js.Value {
 	return jsFunc(`const r = { events: [], done: null, fail: null, failSync: false };
-	r.sink = {};
-	for (const m of ["state", "progress", "retry", "session", "request"]) r.sink[m] = (x) => r.events.push([m, x]);
+	r.sink = { wantRequests: true };
+	for (const m of ["state", "retry", "session"]) r.sink[m] = (x) => r.events.push([m, x]);
+	r.sink.progress = (loaded, total, confirmed, bytesPerSecond, secondsLeft) =>
+		r.events.push(["progress", { loaded, total, lengthComputable: total > 0, confirmed, bytesPerSecond, secondsLeft }]);
+	r.sink.request = (method, url, contentRange, status, ms, error) =>
+		r.events.push(["request", { method, url, contentRange, status, ms, error }]);
 	r.sink.done = (x) => { r.done = x };
 	r.sink.fail = (x) => { r.fail = x };
 	return r`).Invoke()

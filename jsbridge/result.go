@@ -62,19 +62,15 @@ func fail(sink js.Value, err error, sessionURL string) {
 	tell(sink, "fail", failureValue(err, sessionURL))
 }
 
-func progressValue(p core.Progress) js.Value {
-	o := js.Global().Get("Object").New()
-	o.Set("loaded", p.Loaded)
-	o.Set("total", p.Total)
-	o.Set("lengthComputable", p.Total > 0)
-	o.Set("confirmed", p.Confirmed)
-	o.Set("bytesPerSecond", p.BytesPerSecond)
-	if p.SecondsLeft < 0 {
-		o.Set("secondsLeft", nil)
-	} else {
-		o.Set("secondsLeft", p.SecondsLeft)
+// progressArgs are the arguments of sink.progress: loaded, total, confirmed, bytesPerSecond,
+// secondsLeft (null where there is no estimate). Positional, not an object: the loader builds
+// the event, and every JS call made from Go costs time on every chunk.
+func progressArgs(p core.Progress) []any {
+	var left any
+	if p.SecondsLeft >= 0 {
+		left = p.SecondsLeft
 	}
-	return o
+	return []any{p.Loaded, p.Total, p.Confirmed, p.BytesPerSecond, left}
 }
 
 func retryValue(r core.RetryInfo) js.Value {
@@ -86,15 +82,10 @@ func retryValue(r core.RetryInfo) js.Value {
 	return o
 }
 
-func requestValue(r core.RequestInfo) js.Value {
-	o := js.Global().Get("Object").New()
-	o.Set("method", r.Method)
-	o.Set("url", r.URL)
-	o.Set("contentRange", r.ContentRange)
-	o.Set("status", r.Status)
-	o.Set("ms", ms(r.Duration))
-	o.Set("error", errString(r.Err))
-	return o
+// requestArgs are the arguments of sink.request: method, url, contentRange, status, ms, error
+// (null when an answer arrived).
+func requestArgs(r core.RequestInfo) []any {
+	return []any{r.Method, urlValue(r.URL), r.ContentRange, r.Status, ms(r.Duration), errString(r.Err)}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -113,6 +113,7 @@ class Upload extends EventTarget {
   #reject;
   #onSignalAbort = () => this.abort();
   #memo = null; // with resume: true, where the session is remembered
+  #wantRequests = false; // a "request" listener was added
 
   constructor(api, blob, options) {
     super();
@@ -150,6 +151,11 @@ class Upload extends EventTarget {
       // The Go side validates the options it reads; whatever it throws is a bad argument.
       this.#fail({ code: err?.code ?? "invalid_argument", message: String(err?.message ?? err) });
     }
+  }
+
+  addEventListener(type, listener, options) {
+    if (type === "request") this.#wantRequests = true;
+    super.addEventListener(type, listener, options);
   }
 
   get state() {
@@ -191,20 +197,30 @@ class Upload extends EventTarget {
   // The callbacks the Go side reports through. Nothing it says after the upload is settled
   // (an abort here races its own reports) reaches the user.
   #sink() {
-    const live = (fn) => (arg) => {
-      if (!this.#settled) fn(arg);
+    const live = (fn) => (...args) => {
+      if (!this.#settled) fn(...args);
     };
+    const self = this;
     return {
+      // The Go side reports each request only when someone listens (it costs a call per
+      // chunk): an onRequest option, or a "request" listener, added now or later.
+      get wantRequests() {
+        return self.#wantRequests || typeof self.#options.onRequest === "function";
+      },
       state: live((s) => this.#enqueue(() => this.#setState(s))),
-      progress: live((p) => this.#enqueue(() => this.#dispatchProgress("progress", p))),
+      // progress and request come as positional arguments (one JS call from Go, not one per
+      // field: they come with every chunk).
+      progress: live((loaded, total, confirmed, bytesPerSecond, secondsLeft) =>
+        this.#enqueue(() => this.#dispatchProgress("progress", { loaded, confirmed, bytesPerSecond, secondsLeft })),
+      ),
       retry: live((r) => this.#enqueue(() => this.#emit("retry", "onRetry", { ...r }))),
       session: live((url) => {
         this.#sessionURL = url;
         this.#memo?.save(url);
       }),
-      request: live((info) => {
-        if (info?.status) this.#lastStatus = info.status;
-        this.#enqueue(() => this.#emit("request", "onRequest", { ...info }));
+      request: live((method, url, contentRange, status, ms, error) => {
+        if (status) this.#lastStatus = status;
+        this.#enqueue(() => this.#emit("request", "onRequest", { method, url, contentRange, status, ms, error }));
       }),
       done: live((result) => this.#done(result)),
       fail: live((info) => this.#fail(info)),
