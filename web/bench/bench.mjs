@@ -147,11 +147,17 @@ try {
   for (const { chunk, size } of CASES) {
     await page.evaluate((s) => window.makeBlob(s), size);
     const t = { plain: [], module: [], whole: [] };
+    const runs = {
+      plain: () => page.evaluate(([u, s, c]) => window.plainChunked(u, s, c), [url(), size, chunk]),
+      module: () => page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [url(), size, chunk]),
+      whole: () => page.evaluate(([u, s]) => window.plainWhole(u, s), [url(), size]),
+    };
     for (let i = 0; i < RUNS; i++) {
-      // Interleaved, so a slow moment of the machine hits all three alike.
-      t.plain.push(await page.evaluate(([u, s, c]) => window.plainChunked(u, s, c), [url(), size, chunk]));
-      t.module.push(await page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [url(), size, chunk]));
-      t.whole.push(await page.evaluate(([u, s]) => window.plainWhole(u, s), [url(), size]));
+      // Interleaved, so a slow moment of the machine hits all three alike, and in a
+      // rotating order, so that none always follows the same one.
+      const order = ["plain", "module", "whole"];
+      for (let k = 0; k < i % 3; k++) order.push(order.shift());
+      for (const name of order) t[name].push(await runs[name]());
     }
     const [p, m, w] = [median(t.plain), median(t.module), median(t.whole)].map((ms) => mbps(size, ms));
     if (process.env.BENCH_VERBOSE) {
