@@ -110,11 +110,20 @@ async function startSink() {
         return void res.writeHead(200, { ...cors, Location: `http://${req.headers.host}/s?upload_id=${id}` }).end();
       }
       const id = url.searchParams.get("upload_id");
+      const query = /bytes \*\/(\d+|\*)/.exec(req.headers["content-range"] ?? "");
+      if (query && sessions.has(id)) {
+        // A status query (PROTOCOL.md section 4): the module sends one after a failed request.
+        const held = sessions.get(id);
+        return void res.writeHead(308, held ? { ...cors, Range: `bytes=0-${held - 1}` } : cors).end();
+      }
       const [, first, total] = /bytes (\d+)-\d+\/(\d+)/.exec(req.headers["content-range"] ?? "") ?? [];
-      if (!sessions.has(id) || first === undefined || Number(first) !== sessions.get(id)) {
+      // A chunk may start before the stored offset: Chromium re-sends a request silently when
+      // a kept-alive connection closes under it. Overlapping bytes are stored once, as a
+      // real server does (PROTOCOL.md section 3); a gap is refused.
+      if (!sessions.has(id) || first === undefined || Number(first) > sessions.get(id)) {
         return void res.writeHead(400, cors).end("bad chunk");
       }
-      const stored = Number(first) + n;
+      const stored = Math.max(sessions.get(id), Number(first) + n);
       sessions.set(id, stored);
       if (stored === Number(total)) {
         sessions.delete(id);
@@ -123,6 +132,7 @@ async function startSink() {
       res.writeHead(308, { ...cors, Range: `bytes=0-${stored - 1}` }).end();
     });
   });
+  server.keepAliveTimeout = 120_000; // fewer connections closed under the browser's feet
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   return { url: `http://127.0.0.1:${server.address().port}/upload?x=1`, stop: () => server.close() };
 }
