@@ -3,6 +3,8 @@
 //     upload done with plain fetch PUTs (8 MiB, 1 MiB and 256 KiB chunks), and both against
 //     one fetch PUT of the whole Blob;
 //   - the module's WebAssembly memory after uploading a 1 GiB Blob (zero-copy: under 32 MiB).
+//   - the client-side time per chunk: from one answer to the next request, plain and module
+//     (a steadier figure than throughput on a shared machine).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
@@ -73,8 +75,27 @@ const PAGE_CODE = () => {
   window.wasmMemory = () => window.__wasmMemory?.buffer.byteLength ?? -1;
 };
 
-// Captures the module's memory: Go's wasm exports it as "mem".
+// Captures the module's memory (Go's wasm exports it as "mem"), and wraps fetch before the
+// module looks it up, to time each call and its answer (the same thin wrapper for both).
 const CAPTURE_MEMORY = `
+  {
+    const orig = window.fetch;
+    window.__fetches = [];
+    window.fetch = function (...args) {
+      const rec = { call: performance.now() };
+      window.__fetches.push(rec);
+      const p = orig.apply(this, args);
+      p.then(() => { rec.answered = performance.now(); }, () => {});
+      return p;
+    };
+    window.chunkGaps = () => {
+      const f = window.__fetches.filter((r) => r.answered);
+      const gaps = [];
+      for (let i = 1; i < f.length; i++) gaps.push(f[i].call - f[i - 1].answered);
+      window.__fetches = [];
+      return gaps.sort((a, b) => a - b)[gaps.length >> 1];
+    };
+  }
   for (const name of ["instantiate", "instantiateStreaming"]) {
     const orig = WebAssembly[name];
     WebAssembly[name] = async (...args) => {
@@ -178,6 +199,22 @@ try {
       `  ${kib >= 1024 ? kib / 1024 + " MiB" : kib + " KiB"} chunks, ${size / MiB} MiB: ` +
         `plain fetch ${p.toFixed(0)} MB/s, module ${m.toFixed(0)} MB/s, ratio ${(m / p).toFixed(3)} ` +
         `(budget >= 0.95); one whole PUT ${w.toFixed(0)} MB/s: plain ${(p / w).toFixed(2)}x, module ${(m / w).toFixed(2)}x of it`,
+    );
+  }
+  {
+    const size = 16 * MiB, chunk = 256 * 1024, g = { plain: [], module: [] };
+    await page.evaluate((s) => window.makeBlob(s), size);
+    for (let i = 0; i < RUNS; i++) {
+      await page.evaluate(() => window.chunkGaps());
+      await page.evaluate(([u, s, c]) => window.plainChunked(u, s, c), [url(), size, chunk]);
+      g.plain.push(await page.evaluate(() => window.chunkGaps()));
+      await page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [url(), size, chunk]);
+      g.module.push(await page.evaluate(() => window.chunkGaps()));
+    }
+    const [p, m] = [median(g.plain), median(g.module)];
+    console.log(
+      `client time per chunk (answer to next request, 256 KiB chunks): plain fetch ${p.toFixed(2)} ms, ` +
+        `module ${m.toFixed(2)} ms: the module's own cost is ${(m - p).toFixed(2)} ms per chunk`,
     );
   }
   const GiB = 1024 * MiB;
