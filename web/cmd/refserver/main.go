@@ -58,6 +58,11 @@ func run() error {
 		out.AltURL = "http://" + alt.Addr().String()
 	}
 
+	// Catch SIGTERM and SIGINT before the address is announced: whoever reads the line may
+	// stop the server at once, and that must be a clean shutdown, not death by signal.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, len(listeners))
 	for _, l := range listeners {
@@ -72,8 +77,6 @@ func run() error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
