@@ -516,6 +516,25 @@ test("resume: true forgets the session of a finished upload, and needs a File an
   assert.equal(out.media, "invalid_argument");
 });
 
+test("request events reach a listener added after upload(), without onRequest", async () => {
+  const p = await env.openPage();
+  const name = unique("reqlisten");
+  await ref.clearLog();
+  const out = await p.evaluate(async (url) => {
+    const mu = await T.load();
+    const up = mu.upload(T.file(3 * 262144 + 5, 33, "r.bin"), { url, chunkSize: 262144 });
+    const seen = [];
+    up.addEventListener("request", (e) => seen.push([e.method, e.contentRange, e.status]));
+    await up;
+    return seen;
+  }, ref.uploadURL(name));
+  await p.close();
+  const log = (await requests()).filter((e) => e.method !== "OPTIONS");
+  assert.equal(out.length, log.length, JSON.stringify(out));
+  assert.deepEqual(out.map((r) => r[2]), log.map((e) => e.status));
+  assert.equal(out[0][0], "POST");
+});
+
 test("queryStatusEachChunk: a status query after every chunk", async () => {
   const name = unique("query");
   const size = MiB;
