@@ -81,8 +81,12 @@ func (r *Request) ContentLength() int64 {
 // Response is the answer to a Request.
 type Response struct {
 	Status int
+	// Header must hold at least the fields core reads: Range, Location,
+	// X-HTTP-Status-Code-Override and Retry-After.
 	Header Header
-	Body   []byte
+	// Body is the answer's body. A transport may leave it empty for a 308 (or a 200 with
+	// X-HTTP-Status-Code-Override: 308): core reads nothing from it (PROTOCOL.md section 3).
+	Body []byte
 }
 
 // Context is what core needs of a context.Context, and every context.Context is one: Go

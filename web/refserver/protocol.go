@@ -226,14 +226,7 @@ func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *sessi
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("body of %d bytes disagrees with content-range (%d bytes)", len(body), n))
 		return
 	}
-	if err := sess.checkTotal(cr.total); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if sess.done {
-		// A chunk re-sent after a lost final answer (PROTOCOL.md section 4):
-		// the upload is complete, say so again.
-		h.final(w, sess)
+	if h.answered(w, sess, cr.total) {
 		return
 	}
 	// The chunk is the last one when it states the total and reaches it.
@@ -278,6 +271,22 @@ func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *sessi
 	h.incomplete(w, r, int64(len(sess.data)))
 }
 
+// answered answers a request to sess that states a total conflicting with the session's
+// (400), or that comes after the upload completed: a chunk re-sent after a lost final answer,
+// or a status query, both told 200/201 with the metadata again (PROTOCOL.md section 4). It
+// reports whether it answered.
+func (h uploadHandler) answered(w http.ResponseWriter, sess *session, total int64) bool {
+	if err := sess.checkTotal(total); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return true
+	}
+	if sess.done {
+		h.final(w, sess)
+		return true
+	}
+	return false
+}
+
 // query answers a status query (PROTOCOL.md section 4), under s.mu.
 func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *session, cr contentRange, body []byte) {
 	// PROTOCOL.md section 4: empty body, Content-Length: 0.
@@ -285,13 +294,7 @@ func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *sessi
 		writeError(w, http.StatusBadRequest, "a status query has an empty body")
 		return
 	}
-	if err := sess.checkTotal(cr.total); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	if sess.done {
-		// PROTOCOL.md section 4: 200/201 if every byte had already arrived.
-		h.final(w, sess)
+	if h.answered(w, sess, cr.total) {
 		return
 	}
 	stored := int64(len(sess.data))
