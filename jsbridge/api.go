@@ -10,7 +10,7 @@ import (
 	"github.com/mediaupload/mediaupload/core"
 )
 
-// API returns the object the wasm main hands to the loader (CONTRACTS.md B):
+// API returns the object the wasm main hands to the loader (the contract is in doc.go):
 //
 //	{ version, upload(blob, options, sink) -> { pause(), resume(), abort() } }
 //

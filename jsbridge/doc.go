@@ -15,6 +15,32 @@
 //     types, with every bad argument found before any request (options.go, result.go);
 //   - [API], the object handed to the loader, web/mediaupload.js (api.go).
 //
+// # The contract with the loader (web/mediaupload.js)
+//
+// Before it runs the module, the loader sets globalThis.__mediauploadInit(api); the wasm main
+// calls it once with
+//
+//	api = { version, upload(blob, options, sink) -> handle }
+//	handle = { pause(), resume(), abort() }
+//
+// options is the caller's object as given: the Go side reads and checks the protocol's options
+// (url, method, uploadType, metadata, contentType, chunkSize, headers, getHeaders, sessionURL,
+// retry, queryStatusEachChunk, noRedirect308, checksum) and leaves signal, resume and the
+// callbacks to the loader. The Go side reports through sink, possibly inside upload() itself
+// (a bad argument), so the loader queues what it is told and dispatches it later:
+//
+//	sink.state(state)                 "starting", "uploading", "paused", "retrying", "done", …
+//	sink.progress(loaded, total, confirmed, bytesPerSecond, secondsLeft)  secondsLeft may be null
+//	sink.retry({attempt, delayMs, status, error})
+//	sink.session(url)                 the session URI, once known
+//	sink.request(method, url, contentRange, status, ms, error)  only while sink.wantRequests
+//	sink.done({status, metadata, body, sessionURL})
+//	sink.fail({code, message, status, responseText, sessionURL})  code as in shared/API.md
+//
+// progress and request come with every chunk, so they are positional (one call from Go, not
+// one per field), and request reports are sent only while sink.wantRequests is true (the
+// loader sets it when there is an onRequest option or a "request" listener).
+//
 // # A 308 that carries a Location (PROTOCOL.md section 6)
 //
 // fetch's redirect mode "manual" makes every 308 opaque, so the protocol's 308 answers (with

@@ -3,7 +3,8 @@
 // This module is the JS half of the package. It loads Go's runtime glue (wasm_exec.js) and the
 // Go module (mediaupload.wasm), both beside this file unless told otherwise, and wraps the
 // bridge's callbacks (the `sink` that the Go side reports through) into the public Upload
-// object of shared/API.md: an EventTarget that is also a thenable.
+// object of shared/API.md: an EventTarget that is also a thenable. The contract between the
+// two halves (api, handle, sink) is written down in jsbridge/doc.go.
 //
 // web/tools/build-classic.mjs turns this file into mediaupload.classic.js for a plain <script>
 // tag. Keep it compatible with that script: exactly two `export` declarations (load and

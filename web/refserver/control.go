@@ -13,7 +13,7 @@ type Config struct {
 	RangeForm     *string `json:"rangeForm,omitempty"`
 }
 
-// controlMux serves the control API of CONTRACTS.md section A; the routes are
+// controlMux serves the control API; the routes and their JSON are
 // listed in doc.go.
 func (s *Server) controlMux() *http.ServeMux {
 	mux := http.NewServeMux()

@@ -81,7 +81,7 @@ func TestCORSOnEveryAnswer(t *testing.T) {
 func TestControlAPI(t *testing.T) {
 	s := newTestServer(t, Options{})
 
-	// Faults by JSON, as in CONTRACTS.md section A.
+	// Faults by JSON, as doc.go lists them.
 	script := `{"rules":[{"on":"media","action":"status","status":503,"times":1}],"random":{"seed":5,"rate":0}}`
 	if a := s.do(t, "POST", "/_ref/faults", []byte(script), "Content-Type: application/json"); a.status != 200 {
 		t.Fatalf("POST /_ref/faults: %d %s", a.status, a.body)
@@ -106,7 +106,7 @@ func TestControlAPI(t *testing.T) {
 		t.Fatalf("media after DELETE /_ref/faults: status %d, want 200", a.status)
 	}
 
-	// The log, with the fields of CONTRACTS.md section A.
+	// The log, with the fields doc.go lists.
 	var log []map[string]any
 	if err := json.Unmarshal(s.do(t, "GET", "/_ref/log", nil).body, &log); err != nil || len(log) != 2 {
 		t.Fatalf("GET /_ref/log: %v %v", log, err)
