@@ -8,13 +8,19 @@
 //     the browser's fetch, core/httptransport over net/http);
 //   - [Source] hands out the bytes of the upload as [Piece] values, which a transport sends
 //     without core ever reading them (a Blob slice in the browser);
-//   - time, through the time package and a context (tests fake it with testing/synctest).
+//   - [Context], the two methods of context.Context that core uses (every context.Context is
+//     one), for cancellation; time goes through the time package (tests fake it with
+//     testing/synctest).
 //
 // The pure decisions live in small files: range.go (the Range, Content-Range and Location
 // headers), retry.go (which failures are retried and after how long), multipart.go (the
-// multipart/related body), progress.go (loaded, confirmed and the smoothed rate). upload.go is
-// the one driver loop that owns sleeping, pausing and cancellation.
+// multipart/related body), progress.go (loaded, confirmed and the smoothed rate), checksum.go
+// with md5.go and jsonfield.go (the hashes and the final metadata's). upload.go and
+// resumable.go are the one driver loop that owns sleeping, pausing and cancellation.
 //
 // The package must stay small when compiled to WebAssembly: it imports neither fmt, net/url,
-// net/http, encoding/json nor mime/multipart (imports_test.go enforces this).
+// net/http, encoding/json nor mime/multipart (imports_test.go enforces this), and avoids
+// what measured heavy there: crypto/md5, context, time.NewTimer and time.Parse, errors.As,
+// strconv.ParseInt, Unicode-aware strings functions (the commit "core: fit the wasm budget"
+// has the figures).
 package core

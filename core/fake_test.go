@@ -65,7 +65,10 @@ func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 	if e.drop {
 		return nil, errDropped
 	}
-	h := e.hdr.Clone()
+	h := Header{}
+	for k, v := range e.hdr {
+		h[k] = v
+	}
 	if e.rng != "" {
 		h.Set("Range", e.rng)
 	}

@@ -27,15 +27,6 @@ func lower(s string) string {
 	return s
 }
 
-// Clone returns a copy of h (never nil).
-func (h Header) Clone() Header {
-	c := make(Header, len(h))
-	for k, v := range h {
-		c[k] = v
-	}
-	return c
-}
-
 // A Piece is a run of the upload's bytes, or a small byte string made by core (a multipart
 // prefix, the metadata). Transports send pieces as they are; [Bytes] is the only kind core
 // makes, any other kind comes from a [Source] and is the transport's to understand.

@@ -152,8 +152,9 @@ func TestResumeWithSessionURL(t *testing.T) {
 	stored(t, s, "later", data)
 }
 
-// The reference server refuses what the protocol forbids, and the client reports it typed.
-func TestServerRefusalIsHTTPError(t *testing.T) {
+// A method the protocol has no use for is refused before any request; an answer no retry can
+// fix (the server's 404 for a path that is no upload URI) is an http_error, not retried.
+func TestBadMethodAndRefusedPath(t *testing.T) {
 	_, base := refServer(t, refserver.Options{})
 	_, err := upload(t, base+"/upload/x?name=bad", []byte("abc"), core.Options{Type: core.Media, Method: "PATCH"}, nil)
 	if core.Code(err) != core.CodeInvalidArgument {
