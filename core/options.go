@@ -1,9 +1,6 @@
 package core
 
-import (
-	"strings"
-	"time"
-)
+import "strings"
 
 // Type is the way an upload is sent (PROTOCOL.md section 1), the value of uploadType.
 type Type string
@@ -57,6 +54,10 @@ type Options struct {
 	// the final request, and compares them with the final metadata's. The source's pieces
 	// must then be ReadablePieces.
 	Checksum Checksum
+
+	// Clock is the source of time; nil means package time's clock, except on js/wasm,
+	// where it is required (see Clock).
+	Clock Clock
 
 	OnProgress func(Progress)
 	OnRetry    func(RetryInfo)
@@ -184,10 +185,10 @@ const (
 
 // RetryInfo is told to OnRetry before each wait.
 type RetryInfo struct {
-	Attempt int           // 1 for the first retry of this kind of failure
-	Delay   time.Duration // the wait about to start
-	Status  int           // the answer's status, 0 for a lost connection
-	Err     error         // the failure, as it would be reported if the retries ran out
+	Attempt int      // 1 for the first retry of this kind of failure
+	Delay   Duration // the wait about to start
+	Status  int      // the answer's status, 0 for a lost connection
+	Err     error    // the failure, as it would be reported if the retries ran out
 }
 
 // RequestInfo is told to OnRequest after each request, answered or not.
@@ -196,7 +197,7 @@ type RequestInfo struct {
 	URL          string
 	ContentRange string
 	Status       int // 0: no answer
-	Duration     time.Duration
+	Duration     Duration
 	Err          error
 }
 

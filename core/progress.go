@@ -1,9 +1,6 @@
 package core
 
-import (
-	"math"
-	"time"
-)
+import "math"
 
 // Progress is the state of an upload as a progress bar shows it (shared/API.md "Progress").
 type Progress struct {
@@ -16,27 +13,27 @@ type Progress struct {
 
 // rateWindow is the time constant of the smoothed rate: a change in speed shows fully after
 // a few seconds, a single slow chunk does not make the estimate jump.
-const rateWindow = 3 * time.Second
+const rateWindow = 3 * Second
 
 // progressState keeps Progress between answers. Only the driver loop touches it.
 type progressState struct {
 	p        Progress
-	lastT    time.Time
+	lastT    Duration // Clock.Now
 	lastSent int64
 }
 
-func (s *progressState) start(now time.Time, total int64) {
+func (s *progressState) start(now Duration, total int64) {
 	s.p.Total = max(total, 0)
 	s.lastT = now
 }
 
 // sent records that the bytes up to end have been sent (and answered): Loaded only grows,
 // even when a lost session or a server that kept less makes the same bytes go again.
-func (s *progressState) sent(now time.Time, end int64) {
+func (s *progressState) sent(now Duration, end int64) {
 	if end > s.p.Loaded {
 		s.p.Loaded = end
 	}
-	if dt := now.Sub(s.lastT); dt > 0 {
+	if dt := now - s.lastT; dt > 0 {
 		inst := float64(s.p.Loaded-s.lastSent) / dt.Seconds()
 		if s.p.BytesPerSecond == 0 {
 			s.p.BytesPerSecond = inst

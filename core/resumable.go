@@ -3,7 +3,6 @@ package core
 import (
 	"math"
 	"strconv"
-	"time"
 )
 
 // sessionState is what the client knows of one resumable session. Only the driver loop
@@ -77,7 +76,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 				return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body, SessionURL: u.SessionURL()}, nil
 			}
 			if chunkEnd >= 0 {
-				u.prog.sent(time.Now(), chunkEnd)
+				u.prog.sent(u.o.Clock.Now(), chunkEnd)
 				if chunkEnd == u.total && stored == u.total {
 					return nil, &ProtocolError{Reason: "server holds all " + strconv.FormatInt(u.total, 10) + " bytes but did not finish the upload", Status: resp.Status}
 				}

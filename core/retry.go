@@ -3,7 +3,6 @@ package core
 import (
 	"math/rand/v2"
 	"strings"
-	"time"
 )
 
 // RetryPolicy says how failures are retried (PROTOCOL.md section 5). The zero value retries
@@ -14,11 +13,11 @@ type RetryPolicy struct {
 	// long upload survives many separate bad moments but not one that lasts.
 	Retries int
 	// InitialDelay is the first wait; each further one doubles it: 1 s, 2 s, 4 s, 8 s, 16 s.
-	InitialDelay time.Duration
+	InitialDelay Duration
 	// MaxDelay caps a single wait, jitter included. At most one minute.
-	MaxDelay time.Duration
+	MaxDelay Duration
 	// Jitter is the upper bound of the fresh random time added to every backoff wait.
-	Jitter time.Duration
+	Jitter Duration
 	// ThrottleRetries is how many 429 and 408 answers are retried, each after the answer's
 	// Retry-After (or the backoff wait where it has none), capped at MaxDelay.
 	ThrottleRetries int
@@ -31,16 +30,16 @@ type RetryPolicy struct {
 
 // MaxSingleDelay is the longest MaxDelay allowed: "cap a single wait at a sensible bound,
 // under one minute" (PROTOCOL.md section 5).
-const MaxSingleDelay = 60 * time.Second
+const MaxSingleDelay = 60 * Second
 
 // DefaultRetryPolicy returns the protocol's figures: 5 retries waiting 2^n s plus up to 1 s,
 // a 32 s cap, 10 throttled retries, 3 new sessions.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
 		Retries:         5,
-		InitialDelay:    time.Second,
-		MaxDelay:        32 * time.Second,
-		Jitter:          time.Second,
+		InitialDelay:    Second,
+		MaxDelay:        32 * Second,
+		Jitter:          Second,
 		ThrottleRetries: 10,
 		NewSessions:     3,
 	}
@@ -60,7 +59,7 @@ func (p *RetryPolicy) validate() error {
 
 // backoff returns the wait before retry n (n from 0): InitialDelay·2^n plus a fresh random
 // part of Jitter, never more than MaxDelay (PROTOCOL.md section 5).
-func (p *RetryPolicy) backoff(n int) time.Duration {
+func (p *RetryPolicy) backoff(n int) Duration {
 	d := p.MaxDelay
 	if n < 31 && p.InitialDelay <= p.MaxDelay>>n {
 		d = p.InitialDelay << n
@@ -70,7 +69,7 @@ func (p *RetryPolicy) backoff(n int) time.Duration {
 		if r == nil {
 			r = rand.Float64
 		}
-		d += time.Duration(r() * float64(p.Jitter))
+		d += Duration(r() * float64(p.Jitter))
 	}
 	return min(d, p.MaxDelay)
 }
@@ -114,26 +113,31 @@ func classify(resp *Response, err error, onSession bool) verdict {
 }
 
 // retryAfter reads a Retry-After header: delay-seconds or an HTTP-date (RFC 9110 section
-// 10.2.3). ok is false when it is absent or unreadable.
-func retryAfter(h string, now time.Time) (time.Duration, bool) {
+// 10.2.3), a date compared with now (Unix seconds). ok is false when it is absent or
+// unreadable. Either way no wait comes out longer than MaxSingleDelay.
+func retryAfter(h string, now int64) (Duration, bool) {
 	h = trimSpace(h)
-	if n, ok := parseDecimal(h); ok {
-		return time.Duration(min(n, int64(MaxSingleDelay/time.Second))) * time.Second, true
+	n, ok := parseDecimal(h)
+	if !ok {
+		var t int64
+		if t, ok = parseHTTPDate(h); ok {
+			n = max(t-now, 0)
+		}
 	}
-	if t, ok := parseHTTPDate(h); ok {
-		return max(t.Sub(now), 0), true
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	return Duration(min(n, int64(MaxSingleDelay/Second))) * Second, true
 }
 
 // parseHTTPDate reads an IMF-fixdate, "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 section
 // 5.6.7), the form servers send: fixed width, so it is read by position. (time.Parse costs
-// the wasm about 100 KB.)
-func parseHTTPDate(s string) (time.Time, bool) {
+// the wasm about 100 KB.) It returns the date's Unix time.
+func parseHTTPDate(s string) (int64, bool) {
 	const layout = "Sun, 06 Nov 1994 08:49:37 GMT"
 	if len(s) != len(layout) || s[3:5] != ", " || s[7] != ' ' || s[11] != ' ' || s[16] != ' ' ||
 		s[19] != ':' || s[22] != ':' || s[25:] != " GMT" {
-		return time.Time{}, false
+		return 0, false
 	}
 	month := strings.Index("JanFebMarAprMayJunJulAugSepOctNovDec", s[8:11])
 	day, ok1 := parseDecimal(s[5:7])
@@ -142,9 +146,9 @@ func parseHTTPDate(s string) (time.Time, bool) {
 	mm, ok4 := parseDecimal(s[20:22])
 	ss, ok5 := parseDecimal(s[23:25])
 	if month < 0 || month%3 != 0 || !(ok1 && ok2 && ok3 && ok4 && ok5) || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60 {
-		return time.Time{}, false
+		return 0, false
 	}
-	return time.Unix(unixSeconds(year, int64(month/3+1), day, hh, mm, ss), 0), true
+	return unixSeconds(year, int64(month/3+1), day, hh, mm, ss), true
 }
 
 // unixSeconds returns the Unix time of a UTC date and time (the days-from-civil algorithm of

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"time"
 )
 
 // Upload is one upload. [New] checks its options before anything is sent; [Upload.Run]
@@ -40,6 +39,11 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 	}
 	if err := o.validate(src); err != nil {
 		return nil, err
+	}
+	if o.Clock == nil {
+		if o.Clock = defaultClock(); o.Clock == nil {
+			return nil, &ArgumentError{Field: "clock", Reason: "required on js/wasm"}
+		}
 	}
 	home := originOf(o.URL)
 	if home == "" {
@@ -149,7 +153,7 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 	if u.o.OnState != nil {
 		u.o.OnState(u.State()) // "starting": every upload's first state is told too
 	}
-	u.prog.start(time.Now(), u.total)
+	u.prog.start(u.o.Clock.Now(), u.total)
 	u.emitProgress()
 	var res *Result
 	err := u.refreshHeaders(ctx)
@@ -177,7 +181,7 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 		return nil, err
 	}
 	u.prog.p.Total = max(u.total, 0)
-	u.prog.sent(time.Now(), u.total)
+	u.prog.sent(u.o.Clock.Now(), u.total)
 	u.prog.p.Confirmed = u.prog.p.Loaded
 	u.emitProgress()
 	u.setState(StateDone)
@@ -230,7 +234,10 @@ func (u *Upload) headersFor(url string) Header {
 
 // do sends req and tells OnRequest how it went.
 func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
-	t0 := time.Now()
+	var t0 Duration
+	if u.o.OnRequest != nil {
+		t0 = u.o.Clock.Now()
+	}
 	resp, err := u.tr.Do(ctx, req)
 	if err == nil && resp == nil {
 		err = errors.New("core: transport returned neither answer nor error")
@@ -239,7 +246,7 @@ func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 		resp.Header = Header{}
 	}
 	if u.o.OnRequest != nil {
-		info := RequestInfo{Method: req.Method, URL: req.URL, ContentRange: req.Header.Get("Content-Range"), Duration: time.Since(t0), Err: err}
+		info := RequestInfo{Method: req.Method, URL: req.URL, ContentRange: req.Header.Get("Content-Range"), Duration: u.o.Clock.Now() - t0, Err: err}
 		if err == nil {
 			info.Status = resp.Status
 		}
@@ -283,7 +290,7 @@ func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error 
 		if u.throttles >= p.ThrottleRetries {
 			return exhausted(u.throttles+1, resp, err)
 		}
-		d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		d, ok := retryAfter(resp.Header.Get("Retry-After"), u.o.Clock.Unix())
 		if !ok {
 			d = p.backoff(u.throttles)
 		}
@@ -303,12 +310,12 @@ func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error 
 }
 
 // sleep waits d; a Pause ends the wait early (the pause point that follows holds the upload).
-// It uses time.AfterFunc, not time.NewTimer: NewTimer reads a GODEBUG setting whose machinery
-// costs the wasm about 88 KB.
-func (u *Upload) sleep(ctx Context, d time.Duration) error {
+// The timer is the Clock's AfterFunc. (Outside the browser that is time.AfterFunc, not
+// time.NewTimer: NewTimer reads a GODEBUG setting whose machinery once cost the wasm 88 KB.)
+func (u *Upload) sleep(ctx Context, d Duration) error {
 	elapsed := make(chan struct{})
-	t := time.AfterFunc(d, func() { close(elapsed) })
-	defer t.Stop()
+	stop := u.o.Clock.AfterFunc(d, func() { close(elapsed) })
+	defer stop()
 	for {
 		select {
 		case <-ctx.Done():

@@ -34,8 +34,8 @@ func md5b64(b []byte) string {
 // quick is a retry policy with the protocol's shape but millisecond waits, so fault tests
 // run fast; the wait figures themselves are tested in core with testing/synctest.
 func quick() *core.RetryPolicy {
-	return &core.RetryPolicy{Retries: 8, InitialDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond,
-		Jitter: time.Millisecond, ThrottleRetries: 10, NewSessions: 5}
+	return &core.RetryPolicy{Retries: 8, InitialDelay: core.Millisecond, MaxDelay: 20 * core.Millisecond,
+		Jitter: core.Millisecond, ThrottleRetries: 10, NewSessions: 5}
 }
 
 // refServer starts the strict reference server on 127.0.0.1.
