@@ -75,7 +75,8 @@ func (r *registry) start(blob, options, sink js.Value) js.Value {
 		}
 	}
 	src, _ := NewBlobSource(blob) // Options checked that blob is a Blob
-	up, err := core.New(Fetch{}, src, opts)
+	tr := &Fetch{}
+	up, err := core.New(tr, src, opts)
 	if err != nil {
 		fail(sink, err, "")
 		return inertHandle()
@@ -86,7 +87,10 @@ func (r *registry) start(blob, options, sink js.Value) js.Value {
 	id := r.next
 	r.runs[id] = &run{up: up, cancel: cancel}
 	r.mu.Unlock()
-	go r.wait(id, ctx, up, sink)
+	go func() {
+		defer tr.Close() // after Run: its Do calls have all returned
+		r.wait(id, ctx, up, sink)
+	}()
 	return handle(id)
 }
 

@@ -13,91 +13,109 @@ import (
 // small JSON; a larger body (an HTML error page, say) is cut, not read whole.
 const MaxResponseBody = 1 << 20
 
-// Fetch is a core.Transport over the browser's fetch.
-type Fetch struct{}
+// Fetch is a core.Transport over the browser's fetch, for one upload: core sends one request
+// at a time, so Do is never called again before it returns. Do runs for every chunk, and every
+// JS object, string and function Go makes there costs time on the page's main thread (doc.go,
+// "The cost of a chunk"), so a Fetch keeps what one request needs for the next: the
+// RequestInit and its headers record (fetch reads both during the call, so changing them
+// afterwards changes no request sent), the AbortController until it is used, and one pair of
+// promise callbacks. The zero value is ready to use; Close releases the callbacks.
+type Fetch struct {
+	init    js.Value          // the RequestInit, set up by the first Do
+	headers js.Value          // init.headers: a record of names and values, a HeadersInit
+	sent    map[string]string // what headers holds
+	method  string            // init.method
+	mode    string            // init.redirect
+	ac      js.Value          // the AbortController whose signal is init.signal
+	aborted bool              // ac has aborted: the next request needs a new one
+	url     string            // the last URL fetched, and its JS string: a session's chunks all
+	urlv    js.Value          // go to one URL, so it is converted once
+	ok      js.Func           // the then-callbacks of the promise awaited: they send what it
+	fail    js.Func           // settled to, on settled, which holds one value at most
+	settled chan settlement
+}
 
-// The browser's constructors and fetch, looked up once: Do runs for every chunk, and each
-// JS call from Go (and each object reference it returns, which gets a finalizer) costs time
-// there (measured with Chromium's profiler: Go's side of the calls was about a tenth of the
-// main thread's time at 256 KiB chunks).
+// settlement is how a promise settled: fulfilled with v, or rejected with v.
+type settlement struct {
+	v  js.Value
+	ok bool
+}
+
+// The browser's constructors and fetch, looked up once, and the JS strings Do passes on every
+// request.
 var (
 	jsObject          = js.Global().Get("Object")
 	jsAbortController = js.Global().Get("AbortController")
 	jsFetch           = js.Global().Get("fetch")
-	jsModeError       = js.ValueOf("error")
-	jsModeFollow      = js.ValueOf("follow")
 )
 
-// lastURL is the JS string of the last URL fetched: a session's chunks all go to one URL, so
-// it is converted once rather than on every chunk. Only the upload goroutines use it, and
-// wasm runs one goroutine at a time.
-var lastURL struct {
-	s string
-	v js.Value
+func (f *Fetch) setup() {
+	if f.settled != nil {
+		return
+	}
+	f.settled = make(chan settlement, 1)
+	settle := func(ok bool) js.Func {
+		return funcOf(func(this js.Value, args []js.Value) any {
+			select {
+			case f.settled <- settlement{arg(args, 0), ok}:
+			default: // cannot happen: one promise at a time, settled once
+			}
+			return nil
+		})
+	}
+	f.ok, f.fail = settle(true), settle(false)
+	f.init = jsObject.New()
+	f.headers = jsObject.New()
+	f.init.Set("headers", f.headers)
+	f.sent = map[string]string{}
 }
 
-func urlValue(u string) js.Value {
-	if u != lastURL.s || lastURL.v.IsUndefined() {
-		lastURL.s, lastURL.v = u, js.ValueOf(u)
+// Close releases the callbacks. f must not be used again; Do never leaves a promise pending,
+// so nothing can call them afterwards.
+func (f *Fetch) Close() {
+	if f.settled != nil {
+		release(f.ok)
+		release(f.fail)
+		f.settled = nil
 	}
-	return lastURL.v
 }
 
 // Do sends req with fetch and returns the answer. Any HTTP status is an answer; an error means
 // fetch rejected (a network failure, a CORS refusal, a redirect: see below) or ctx ended.
-func (Fetch) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
+func (f *Fetch) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	ac := jsAbortController.New()
-	abort := func() { _ = try(func() { ac.Call("abort") }) }
-
-	init := jsObject.New()
+	f.setup()
 	var p js.Value
-	var redirect string
+	var mode string
 	err := try(func() {
-		init.Set("method", req.Method)
-		h := jsObject.New() // a record of names and values is a HeadersInit
-		for k, v := range req.Header {
-			h.Set(k, v)
-		}
-		init.Set("headers", h)
 		body, hasBody := bodyOf(req.Body)
-		if hasBody {
-			init.Set("body", body)
-		}
 		// Never "manual": it makes every 308 opaque, Range and all. A request with a body
 		// goes in mode "error": "follow" would re-send the body to a 308's Location. A
 		// request without one whose headers may go anywhere (a status query) goes in mode
 		// "follow", so that a redirect shows as response.redirected (PROTOCOL.md section 6;
 		// doc.go).
-		redirect = "error"
+		mode = "error"
 		if !hasBody && followable(req.Header) {
-			redirect = "follow"
+			mode = "follow"
 		}
-		if redirect == "follow" {
-			init.Set("redirect", jsModeFollow)
-		} else {
-			init.Set("redirect", jsModeError)
-		}
-		init.Set("signal", ac.Get("signal"))
-		p = jsFetch.Invoke(urlValue(req.URL), init)
+		f.fill(req, body, mode)
+		p = jsFetch.Invoke(f.urlValue(req.URL), f.init)
 	})
 	if err != nil {
 		return nil, err // Headers or fetch threw: a bad header or URL that core let through
 	}
-	resp, err := awaitNative(ctx, p, abort)
+	resp, err := f.await(ctx, p)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &FetchError{Err: err}
+		return nil, err
 	}
-	if redirect == "follow" && resp.Get("redirected").Truthy() {
-		abort() // the target's answer is of no use
+	if mode == "follow" && resp.Get("redirected").Truthy() {
+		f.abort() // the target's answer is of no use
 		return nil, &RedirectError{URL: req.URL}
 	}
-	out := &core.Response{Status: resp.Get("status").Int(), Header: headersOf(resp.Get("headers"))}
+	out := &core.Response{Status: resp.Get("status").Int()}
+	out.Header = headersOf(resp.Get("headers"), out.Status)
 	if out.Status == 308 || out.Header.Get("X-HTTP-Status-Code-Override") == "308" {
 		// A 308 says all it says in its Range header (PROTOCOL.md section 3). Its body,
 		// empty or not, is not read: waiting for it costs a trip through the browser's task
@@ -105,12 +123,9 @@ func (Fetch) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 		// costs the browser at small chunk sizes.
 		return out, nil
 	}
-	buf, err := awaitNative(ctx, resp.Call("arrayBuffer"), abort)
+	buf, err := f.await(ctx, resp.Call("arrayBuffer"))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &FetchError{Err: err} // the connection broke during the body
+		return nil, err // the connection broke during the body, or ctx ended
 	}
 	n := min(buf.Get("byteLength").Int(), MaxResponseBody)
 	if n > 0 {
@@ -118,6 +133,73 @@ func (Fetch) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 		js.CopyBytesToGo(out.Body, js.Global().Get("Uint8Array").New(buf, 0, n))
 	}
 	return out, nil
+}
+
+// fill makes f.init describe req, changing only what differs from the request before.
+func (f *Fetch) fill(req *core.Request, body js.Value, mode string) {
+	if req.Method != f.method {
+		f.init.Set("method", req.Method)
+		f.method = req.Method
+	}
+	for k, v := range req.Header {
+		if old, ok := f.sent[k]; !ok || old != v {
+			f.headers.Set(k, v)
+			f.sent[k] = v
+		}
+	}
+	for k := range f.sent {
+		if _, ok := req.Header[k]; !ok {
+			f.headers.Delete(k)
+			delete(f.sent, k)
+		}
+	}
+	f.init.Set("body", body) // undefined for none
+	if mode != f.mode {
+		f.init.Set("redirect", mode)
+		f.mode = mode
+	}
+	if f.ac.IsUndefined() || f.aborted {
+		f.ac, f.aborted = jsAbortController.New(), false
+		f.init.Set("signal", f.ac.Get("signal"))
+	}
+}
+
+func (f *Fetch) urlValue(u string) js.Value {
+	if u != f.url || f.urlv.IsUndefined() {
+		f.url, f.urlv = u, js.ValueOf(u)
+	}
+	return f.urlv
+}
+
+func (f *Fetch) abort() {
+	if !f.aborted {
+		f.aborted = true
+		_ = try(func() { f.ac.Call("abort") })
+	}
+}
+
+// await waits for p, a promise of fetch's own (whose then calls one callback, once), to
+// settle. When ctx ends first it aborts the request and still waits for p, which the abort
+// settles at once, so that nothing of the request outlives Do, and returns ctx.Err(). A
+// rejection is a [FetchError].
+func (f *Fetch) await(ctx core.Context, p js.Value) (js.Value, error) {
+	if err := try(func() { p.Call("then", f.ok, f.fail) }); err != nil {
+		return js.Undefined(), err
+	}
+	var s settlement
+	select {
+	case s = <-f.settled:
+	case <-ctx.Done():
+		f.abort()
+		s = <-f.settled
+	}
+	switch {
+	case ctx.Err() != nil:
+		return js.Undefined(), ctx.Err()
+	case !s.ok:
+		return js.Undefined(), &FetchError{Err: errorFrom(s.v)}
+	}
+	return s.v, nil
 }
 
 // FetchError is a fetch that rejected: no answer arrived.
@@ -194,19 +276,32 @@ func pieceValue(p core.Piece) js.Value {
 	panic(errors.New("jsbridge: a piece of unknown kind")) // a programming error: recovered at the boundary
 }
 
-// answerHeaders are the answer's header fields core reads (PROTOCOL.md sections 2-5): only
-// these are fetched, each with one Headers.get, rather than iterating every field, since
-// each JS call made from Go costs time on every chunk.
-var answerHeaders = [...]string{"range", "location", "x-http-status-code-override", "retry-after"}
+// answerHeaders are the answer's header fields core reads (PROTOCOL.md sections 2-5), as JS
+// strings: only these are fetched, each with one Headers.get, rather than iterating every
+// field, since each JS call made from Go costs time on every chunk.
+var answerHeaders = [...]struct {
+	name string
+	v    js.Value
+}{
+	{"range", js.ValueOf("range")},
+	{"location", js.ValueOf("location")},
+	{"x-http-status-code-override", js.ValueOf("x-http-status-code-override")},
+	{"retry-after", js.ValueOf("retry-after")},
+}
 
 // headersOf reads the fields core needs from a fetch Headers object. Only what CORS exposes is
 // there: the reference server lists Range, Location and X-HTTP-Status-Code-Override in
-// Access-Control-Expose-Headers.
-func headersOf(h js.Value) core.Header {
+// Access-Control-Expose-Headers. A 308 (the answer to nearly every chunk) is read for its Range
+// alone: core reads nothing else of it (PROTOCOL.md section 3).
+func headersOf(h js.Value, status int) core.Header {
 	out := core.Header{}
-	for _, k := range answerHeaders {
-		if v := h.Call("get", k); v.Type() == js.TypeString {
-			out[k] = v.String()
+	fields := answerHeaders[:]
+	if status == 308 {
+		fields = fields[:1]
+	}
+	for _, f := range fields {
+		if v := h.Call("get", f.v); v.Type() == js.TypeString {
+			out[f.name] = v.String()
 		}
 	}
 	return out

@@ -19,10 +19,11 @@ func TestFetchRoundTrip(t *testing.T) {
 	data := randomBytes(262144 + 1000)
 	src, _ := NewBlobSource(blobOf(data, ""))
 	ctx := context.Background()
+	f := &Fetch{}
 
 	start := &core.Request{Method: "POST", URL: ref + "/upload/storage/v1/b/" + bucket + "/o?uploadType=resumable&name=" + name,
 		Header: core.Header{"x-upload-content-type": "text/plain", "x-upload-content-length": "263144"}}
-	resp, err := Fetch{}.Do(ctx, start)
+	resp, err := f.Do(ctx, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestFetchRoundTrip(t *testing.T) {
 	}
 
 	first, _ := src.Slice(0, 262144)
-	resp, err = Fetch{}.Do(ctx, &core.Request{Method: "PUT", URL: loc,
+	resp, err = f.Do(ctx, &core.Request{Method: "PUT", URL: loc,
 		Header: core.Header{"content-range": "bytes 0-262143/263144"}, Body: []core.Piece{first}})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestFetchRoundTrip(t *testing.T) {
 	}
 
 	rest, _ := src.Slice(262144, 263144)
-	resp, err = Fetch{}.Do(ctx, &core.Request{Method: "PUT", URL: loc,
+	resp, err = f.Do(ctx, &core.Request{Method: "PUT", URL: loc,
 		Header: core.Header{"content-range": "bytes 262144-263143/263144"}, Body: []core.Piece{rest}})
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,7 @@ func TestFetchRoundTrip(t *testing.T) {
 	if got := download(t, name); md5hex(got) != md5hex(data) {
 		t.Fatal("stored bytes differ")
 	}
+	f.Close()
 	settleFuncs(t, base)
 }
 
@@ -70,7 +72,8 @@ func TestFetchAbortIsPrompt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	t0 := time.Now()
-	_, err := Fetch{}.Do(ctx, &core.Request{Method: "POST", URL: ref + "/upload/storage/v1/b/" + unique("abort") + "/o?uploadType=media&name=" + unique("big"),
+	f := &Fetch{}
+	_, err := f.Do(ctx, &core.Request{Method: "POST", URL: ref + "/upload/storage/v1/b/" + unique("abort") + "/o?uploadType=media&name=" + unique("big"),
 		Header: core.Header{"content-type": "application/octet-stream"}, Body: []core.Piece{p}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -78,12 +81,15 @@ func TestFetchAbortIsPrompt(t *testing.T) {
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Fatalf("abort took %v", d)
 	}
+	f.Close()
 	settleFuncs(t, base)
 }
 
 func TestFetchNetworkFailure(t *testing.T) {
 	// Port 1 on loopback refuses the connection: fetch rejects, Do reports a FetchError.
-	_, err := Fetch{}.Do(context.Background(), &core.Request{Method: "GET", URL: "http://127.0.0.1:1/"})
+	f := &Fetch{}
+	defer f.Close()
+	_, err := f.Do(context.Background(), &core.Request{Method: "GET", URL: "http://127.0.0.1:1/"})
 	var fe *FetchError
 	if !errors.As(err, &fe) || core.Code(err) != core.CodeNetwork {
 		t.Fatalf("err = %v", err)
@@ -112,7 +118,9 @@ func uploadVia(t *testing.T, blob js.Value, o core.Options) *core.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, err := core.New(Fetch{}, src, o)
+	tr := &Fetch{}
+	defer tr.Close()
+	up, err := core.New(tr, src, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +140,7 @@ func TestCoreUploadsThroughFetch(t *testing.T) {
 		t.Run(string(typ), func(t *testing.T) {
 			base := liveFuncs.Load()
 			bucket, name := unique("core"), unique(string(typ))
-			o := core.Options{URL: ref + "/upload/storage/v1/b/" + bucket + "/o?name=" + name, Type: typ,
+			o := core.Options{Clock: Clock{}, URL: ref + "/upload/storage/v1/b/" + bucket + "/o?name=" + name, Type: typ,
 				ContentType: "application/x-test", ChunkSize: 262144}
 			if typ != core.Media {
 				o.Metadata = []byte(`{"name":"` + name + `","metadata":{"k":"v"}}`)
@@ -184,8 +192,10 @@ func TestRedirectIsAProtocolError(t *testing.T) {
 	defer setFaults(t, "")
 	bucket := unique("redir")
 	p := core.DefaultRetryPolicy()
-	p.InitialDelay, p.Jitter = time.Millisecond, 0
-	u, err := core.New(Fetch{}, mustSource(t, blobOf(randomBytes(300000), "")), core.Options{
+	p.InitialDelay, p.Jitter = core.Millisecond, 0
+	tr := &Fetch{}
+	defer tr.Close()
+	u, err := core.New(tr, mustSource(t, blobOf(randomBytes(300000), "")), core.Options{Clock: Clock{},
 		URL: refURL(t) + "/upload/storage/v1/b/" + bucket + "/o?name=r", ChunkSize: 262144, Retry: &p,
 		Header: core.Header{"Authorization": "Bearer secret"},
 	})
@@ -221,4 +231,64 @@ func mustSource(t *testing.T, blob js.Value) *BlobSource {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// One Fetch keeps its RequestInit from one request to the next: a header, a body or a method
+// of one request must not leak into the next.
+func TestFetchReuseCarriesNothingOver(t *testing.T) {
+	base := liveFuncs.Load()
+	ref, bucket, name := refURL(t), unique("reuse"), unique("obj")
+	f := &Fetch{}
+	ctx := context.Background()
+	resp, err := f.Do(ctx, &core.Request{Method: "POST", URL: ref + "/upload/storage/v1/b/" + bucket + "/o?uploadType=resumable&name=" + name,
+		Header: core.Header{"authorization": "Bearer first", "x-upload-content-length": "262145"}})
+	if err != nil || resp.Status != 200 {
+		t.Fatalf("start: %v %v", resp, err)
+	}
+	loc := resp.Header.Get("Location")
+	src, _ := NewBlobSource(blobOf(randomBytes(262145), ""))
+	first, _ := src.Slice(0, 262144)
+	// A chunk with a body and without Authorization, then a status query with neither, then
+	// the last byte with another token.
+	resp, err = f.Do(ctx, &core.Request{Method: "PUT", URL: loc, Header: core.Header{"content-range": "bytes 0-262143/262145"}, Body: []core.Piece{first}})
+	if err != nil || resp.Status != 308 {
+		t.Fatalf("chunk: %v %v", resp, err)
+	}
+	resp, err = f.Do(ctx, &core.Request{Method: "PUT", URL: loc, Header: core.Header{"content-range": "bytes */262145"}})
+	if err != nil || resp.Status != 308 || resp.Header.Get("Range") != "bytes=0-262143" {
+		t.Fatalf("status query: %v %v", resp, err)
+	}
+	last, _ := src.Slice(262144, 262145)
+	resp, err = f.Do(ctx, &core.Request{Method: "PUT", URL: loc, Header: core.Header{"content-range": "bytes 262144-262144/262145", "authorization": "Bearer second"}, Body: []core.Piece{last}})
+	if err != nil || resp.Status != 200 && resp.Status != 201 {
+		t.Fatalf("last: %v %v", resp, err)
+	}
+	f.Close()
+	settleFuncs(t, base)
+
+	type seen struct {
+		method, contentRange, auth string
+		length                     int
+	}
+	var got []seen
+	for _, e := range refLog(t, bucket) { // the session URI's path names the bucket too
+		if e.Get("method").String() == "OPTIONS" {
+			continue // CORS preflights
+		}
+		got = append(got, seen{e.Get("method").String(), e.Get("contentRange").String(), e.Get("authorization").String(), e.Get("contentLength").Int()})
+	}
+	want := []seen{
+		{"POST", "", "Bearer first", 0},
+		{"PUT", "bytes 0-262143/262145", "", 262144},
+		{"PUT", "bytes */262145", "", 0},
+		{"PUT", "bytes 262144-262144/262145", "Bearer second", 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the server saw %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("request %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"math"
 	"syscall/js"
-	"time"
 
 	"github.com/mediaupload/mediaupload/core"
 )
@@ -27,6 +26,7 @@ func Options(blob, o js.Value) (opts core.Options, err error) {
 	default:
 		return opts, bad("options", "not an object")
 	}
+	opts.Clock = Clock{}
 	str := func(name string, dst *string) {
 		if err == nil {
 			*dst, err = optString(o, name)
@@ -253,7 +253,7 @@ func retry(v js.Value) (*core.RetryPolicy, error) {
 	}
 	for _, f := range []struct {
 		name string
-		dst  *time.Duration
+		dst  *core.Duration
 	}{{"initialDelayMs", &p.InitialDelay}, {"maxDelayMs", &p.MaxDelay}, {"jitterMs", &p.Jitter}} {
 		r, err := get(v, f.name)
 		if err != nil {
@@ -263,10 +263,10 @@ func retry(v js.Value) (*core.RetryPolicy, error) {
 			continue
 		}
 		ms, ok := integer(r)
-		if !ok || ms > int64(core.MaxSingleDelay/time.Millisecond) {
+		if !ok || ms > int64(core.MaxSingleDelay/core.Millisecond) {
 			return nil, bad("retry."+f.name, "must be a whole number of milliseconds from 0 to 60000")
 		}
-		*f.dst = time.Duration(ms) * time.Millisecond
+		*f.dst = core.Duration(ms) * core.Millisecond
 	}
 	return &p, nil
 }

@@ -106,7 +106,7 @@ func TestOptionsConversions(t *testing.T) {
 		t.Fatalf("options: %+v", opts)
 	}
 	want := core.DefaultRetryPolicy()
-	want.Retries, want.InitialDelay, want.MaxDelay, want.Jitter = 2, 10*time.Millisecond, 20*time.Second, 0
+	want.Retries, want.InitialDelay, want.MaxDelay, want.Jitter = 2, 10*core.Millisecond, 20*core.Second, 0
 	if g := *opts.Retry; g.Retries != want.Retries || g.InitialDelay != want.InitialDelay || g.MaxDelay != want.MaxDelay ||
 		g.Jitter != want.Jitter || g.ThrottleRetries != want.ThrottleRetries || g.NewSessions != want.NewSessions {
 		t.Fatalf("retry: %+v, want %+v", *opts.Retry, want)

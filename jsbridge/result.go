@@ -4,7 +4,6 @@ package jsbridge
 
 import (
 	"syscall/js"
-	"time"
 
 	"github.com/mediaupload/mediaupload/core"
 )
@@ -85,10 +84,10 @@ func retryValue(r core.RetryInfo) js.Value {
 // requestArgs are the arguments of sink.request: method, url, contentRange, status, ms, error
 // (null when an answer arrived).
 func requestArgs(r core.RequestInfo) []any {
-	return []any{r.Method, urlValue(r.URL), r.ContentRange, r.Status, ms(r.Duration), errString(r.Err)}
+	return []any{r.Method, r.URL, r.ContentRange, r.Status, ms(r.Duration), errString(r.Err)}
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func ms(d core.Duration) float64 { return float64(d) / float64(core.Millisecond) }
 
 func errString(err error) any {
 	if err == nil {
