@@ -129,7 +129,10 @@ bench)
 	need_chromium
 	need_npm
 	build
-	node web/bench/bench.mjs
+	BENCH_TMP=$(mktemp -d)
+	trap 'rm -rf "$BENCH_TMP"' EXIT
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$BENCH_TMP/goloop.wasm" ./web/bench/goloop
+	BENCH_GOLOOP="$BENCH_TMP/goloop.wasm" node web/bench/bench.mjs
 	;;
 *)
 	echo "usage: ./build.sh [build|test|serve|bench]" >&2

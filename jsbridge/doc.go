@@ -11,6 +11,8 @@
 //     never reads a byte of them (blob.go);
 //   - [Fetch], a core.Transport over the browser's fetch that sends those slices as the body,
 //     aborts through an AbortController and never follows a redirect (fetch.go);
+//   - [Clock], core's clock on performance.now(), Date.now() and setTimeout, so that the wasm
+//     does without package time (clock.go);
 //   - the conversions between the JS options, results and errors of shared/API.md and core's
 //     types, with every bad argument found before any request (options.go, result.go);
 //   - [API], the object handed to the loader, web/mediaupload.js (api.go).
@@ -63,11 +65,31 @@
 // the header reach another host; then the redirect shows as "network_error" after the
 // retries, with a message that names a redirect as one possible cause.
 //
+// # The cost of a chunk
+//
+// At small chunk sizes the page's main thread is the bottleneck, for the module and for a
+// plain fetch loop alike: the browser's own fetch() and Blob.slice cost it a few tenths of a
+// millisecond to over a millisecond per request. Everything Go does per chunk adds to that:
+// waking Go from a promise callback (about 0.07 ms, the runtime's scheduler included), every
+// JS call (1-7 µs), every JS object reference Go receives (a finalizer each). So Do keeps
+// what it can from one request to the next (fetch.go), reads only the headers core uses,
+// and the sink's per-chunk reports are positional. Measured with Chromium's profiler at
+// 256 KiB chunks, the module's own main-thread time is about 0.8 ms per chunk. For scale, a
+// minimal Go program that does nothing but the same fetches (one goroutine, one callback
+// pair) reached a median 0.90 of a plain JS loop's throughput at 256 KiB chunks on the
+// 2-core test machine (24 rounds), the module 0.86: most of the gap is Go's, not the
+// module's.
+//
+// Tried and dropped: slicing the next chunk while the current one is in flight (Blob.slice
+// then competes with the upload under way: slower overall).
+//
 // # Ownership of js.Func values
 //
 // The api's functions (upload, and the pause, resume and abort functions shared by every
-// handle through Function.prototype.bind) live as long as the module. The only per-call
-// functions are the two callbacks of each [Await], released by whichever of them fires.
+// handle through Function.prototype.bind) live as long as the module. The others are the two
+// callbacks of each [Await], released by whichever of them fires; the two of each [Fetch],
+// one pair for all the requests of an upload, released by Fetch.Close when the upload ends;
+// and the setTimeout callback of each [Clock] wait, released when it fires or is stopped.
 // Every function handed to JS recovers panics: a panic never crosses into JS, it ends the
 // upload with sink.fail instead. Nothing here logs.
 package jsbridge

@@ -6,10 +6,11 @@
 //   - the client-side time per chunk: from one answer to the next request, plain and module
 //     (a steadier figure than throughput on a shared machine).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
   { chunk: 1 * MiB, size: 128 * MiB },
@@ -66,10 +67,25 @@ const PAGE_CODE = () => {
     if (r.status !== 200 && r.status !== 201) throw new Error("whole: " + r.status);
     return performance.now() - t0;
   };
+  window.retries = 0; // the module's retries, each a wait of a second or more
   window.viaModule = async (url, size, chunk) => {
     const blob = blobs.get(size);
     const t0 = performance.now();
-    await window.mu.upload(blob, { url, chunkSize: chunk });
+    await window.mu.upload(blob, { url, chunkSize: chunk, onRetry: () => window.retries++ });
+    return performance.now() - t0;
+  };
+  // The floor: the same loop as plainChunked, in Go with syscall/js alone (web/bench/goloop).
+  window.goLoop = async (url, size, chunk) => {
+    if (!window.goChunked) {
+      const go = new Go(); // wasm_exec.js's, loaded by the module
+      const { instance } = await WebAssembly.instantiateStreaming(fetch("/goloop.wasm"), go.importObject);
+      go.run(instance);
+    }
+    const blob = blobs.get(size);
+    const t0 = performance.now();
+    const session = await start(url, size);
+    const how = await new Promise((done) => window.goChunked(session, blob, size, chunk, done));
+    if (how !== "ok") throw new Error("goloop: " + how);
     return performance.now() - t0;
   };
   window.wasmMemory = () => window.__wasmMemory?.buffer.byteLength ?? -1;
@@ -163,6 +179,13 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const env = await startAll();
 try {
+  const goloop = process.env.BENCH_GOLOOP; // built by ./build.sh bench
+  if (goloop) {
+    env.web.route("/goloop.wasm", (req, res) => {
+      res.writeHead(200, { "Content-Type": "application/wasm" }).end(readFileSync(goloop));
+      return true;
+    });
+  }
   env.web.page("/bench.html", `<!doctype html><script>${CAPTURE_MEMORY}</script>
     <script type="module">
       import { load } from "/dist/mediaupload.js";
@@ -174,31 +197,43 @@ try {
   await page.waitForFunction(() => window.ready, null, { timeout: 60000 });
   const sink = await startSink();
   const url = () => sink.url;
-  console.log(`throughput over loopback to a sink that keeps nothing, headless Chromium, median of ${RUNS} runs`);
+  console.log(
+    `throughput over loopback to a sink that keeps nothing, headless Chromium: ${RUNS} rounds of plain fetch, ` +
+      `module, one whole PUT${goloop ? " and the Go floor (the plain loop in Go, no module)" : ""} back to back; ` +
+      `a ratio is the median of each round's own ratio (a steadier figure than a ratio of medians: ` +
+      `the machine's speed drifts between rounds)`,
+  );
   for (const { chunk, size } of CASES) {
     await page.evaluate((s) => window.makeBlob(s), size);
-    const t = { plain: [], module: [], whole: [] };
+    const t = { plain: [], module: [], whole: [], goloop: [] };
     const runs = {
       plain: () => page.evaluate(([u, s, c]) => window.plainChunked(u, s, c), [url(), size, chunk]),
       module: () => page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [url(), size, chunk]),
       whole: () => page.evaluate(([u, s]) => window.plainWhole(u, s), [url(), size]),
+      goloop: () => page.evaluate(([u, s, c]) => window.goLoop(u, s, c), [url(), size, chunk]),
     };
     for (let i = 0; i < RUNS; i++) {
       // Interleaved, so a slow moment of the machine hits all three alike, and in a
       // rotating order, so that none always follows the same one.
-      const order = ["plain", "module", "whole"];
-      for (let k = 0; k < i % 3; k++) order.push(order.shift());
+      const order = goloop ? ["plain", "module", "whole", "goloop"] : ["plain", "module", "whole"];
+      for (let k = 0; k < i % order.length; k++) order.push(order.shift());
       for (const name of order) t[name].push(await runs[name]());
     }
     const [p, m, w] = [median(t.plain), median(t.module), median(t.whole)].map((ms) => mbps(size, ms));
+    const ratios = t.plain.map((ms, i) => ms / t.module[i]).sort((a, b) => a - b);
+    const floor = goloop ? median(t.plain.map((ms, i) => ms / t.goloop[i])) : NaN;
+    const retries = await page.evaluate(() => { const n = window.retries; window.retries = 0; return n; });
     if (process.env.BENCH_VERBOSE) {
       for (const k of ["plain", "module", "whole"]) console.log(`    ${k}: ${t[k].map((ms) => mbps(size, ms).toFixed(0)).join(" ")} MB/s`);
     }
     const kib = chunk / 1024;
     console.log(
       `  ${kib >= 1024 ? kib / 1024 + " MiB" : kib + " KiB"} chunks, ${size / MiB} MiB: ` +
-        `plain fetch ${p.toFixed(0)} MB/s, module ${m.toFixed(0)} MB/s, ratio ${(m / p).toFixed(3)} ` +
-        `(budget >= 0.95); one whole PUT ${w.toFixed(0)} MB/s: plain ${(p / w).toFixed(2)}x, module ${(m / w).toFixed(2)}x of it`,
+        `plain fetch ${p.toFixed(0)} MB/s, module ${m.toFixed(0)} MB/s (medians); ratio ${median(ratios).toFixed(3)} ` +
+        `(budget >= 0.95; rounds ${ratios[0].toFixed(2)}-${ratios[ratios.length - 1].toFixed(2)}` +
+        `${retries ? `; the module retried ${retries} lost requests` : ""}); ` +
+        `${goloop ? `Go floor ${floor.toFixed(3)} of plain; ` : ""}` +
+        `one whole PUT ${w.toFixed(0)} MB/s: plain ${(p / w).toFixed(2)}x, module ${(m / w).toFixed(2)}x of it`,
     );
   }
   {
