@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 9);
+const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
   { chunk: 1 * MiB, size: 128 * MiB },
