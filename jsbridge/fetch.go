@@ -41,8 +41,7 @@ type settlement struct {
 	ok bool
 }
 
-// The browser's constructors and fetch, looked up once, and the JS strings Do passes on every
-// request.
+// The browser's constructors and fetch, looked up once.
 var (
 	jsObject          = js.Global().Get("Object")
 	jsAbortController = js.Global().Get("AbortController")
