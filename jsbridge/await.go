@@ -40,20 +40,7 @@ func release(f js.Func) {
 // nothing can hurry p, so Await returns ctx.Err() at once; the callbacks are released when
 // p settles (a promise that never settles keeps its two callbacks).
 func Await(ctx core.Context, p js.Value, abort func()) (js.Value, error) {
-	return awaitPromise(ctx, p, abort, true)
-}
-
-// awaitNative is Await for a promise made by the browser itself (fetch's, arrayBuffer's),
-// whose then calls one callback once: it skips the Promise.resolve that guards against
-// arbitrary thenables, a JS call saved on every chunk.
-func awaitNative(ctx core.Context, p js.Value, abort func()) (js.Value, error) {
-	return awaitPromise(ctx, p, abort, false)
-}
-
-func awaitPromise(ctx core.Context, p js.Value, abort func(), untrusted bool) (js.Value, error) {
-	if untrusted {
-		p = promiseResolve(p)
-	}
+	p = promiseResolve(p)
 	okc := make(chan js.Value, 1)
 	failc := make(chan js.Value, 1)
 	var ok, fail js.Func

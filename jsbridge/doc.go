@@ -74,10 +74,10 @@
 // JS call (1-7 µs), every JS object reference Go receives (a finalizer each). So Do keeps
 // what it can from one request to the next (fetch.go), reads only the headers core uses,
 // and the sink's per-chunk reports are positional. Measured with Chromium's profiler at
-// 256 KiB chunks, the module's own main-thread time is about 0.8 ms per chunk. For scale, a
-// minimal Go program that does nothing but the same fetches (one goroutine, one callback
-// pair) reached a median 0.90 of a plain JS loop's throughput at 256 KiB chunks on the
-// 2-core test machine (24 rounds), the module 0.86: most of the gap is Go's, not the
+// 256 KiB chunks, the module's own main-thread time is about 0.8 ms per chunk. For scale,
+// ./build.sh bench also runs web/bench/goloop, a Go program that does nothing but the same
+// fetches: on the 2-core test machine it reached 0.89 of a plain JS loop's throughput at
+// 256 KiB chunks, the module 0.875 (medians of 11 rounds). Most of the gap is Go's, not the
 // module's.
 //
 // Tried and dropped: slicing the next chunk while the current one is in flight (Blob.slice

@@ -30,8 +30,8 @@ type Fetch struct {
 	aborted bool              // ac has aborted: the next request needs a new one
 	url     string            // the last URL fetched, and its JS string: a session's chunks all
 	urlv    js.Value          // go to one URL, so it is converted once
-	ok      js.Func           // the then-callbacks of the promise awaited: they send what it
-	fail    js.Func           // settled to, on settled, which holds one value at most
+	ok      js.Func           // the then-callbacks of the promise awaited: each sends how it
+	fail    js.Func           // settled to settled (one promise at a time, so one value at most)
 	settled chan settlement
 }
 
