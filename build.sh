@@ -38,9 +38,8 @@ build() {
 	log "building dist/"
 	rm -rf dist && mkdir -p dist
 	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o dist/mediaupload.wasm ./wasm
-	cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" dist/
-	cp web/mediaupload.js web/mediaupload.d.ts web/package.json dist/
-	node web/tools/build-classic.mjs web/mediaupload.js dist/mediaupload.classic.js
+	# The JS package (web/js/): bundled by esbuild, with the Go glue of the toolchain above.
+	node web/js/build.mjs dist "$(go env GOROOT)/lib/wasm/wasm_exec.js"
 	size_report
 }
 size_report() {
@@ -118,10 +117,14 @@ run_tests() {
 }
 
 case "${1:-build}" in
-build) build ;;
+build)
+	need_npm
+	build
+	;;
 test) run_tests ;;
 serve)
 	shift
+	need_npm
 	build
 	exec go run ./web/cmd/serve -dist dist "$@"
 	;;
@@ -132,7 +135,7 @@ bench)
 	BENCH_TMP=$(mktemp -d)
 	trap 'rm -rf "$BENCH_TMP"' EXIT
 	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$BENCH_TMP/goloop.wasm" ./web/bench/goloop
-	BENCH_GOLOOP="$BENCH_TMP/goloop.wasm" node web/bench/bench.mjs
+	BENCH_GOLOOP="$BENCH_TMP/goloop.wasm" BENCH_WASM_EXEC="$(go env GOROOT)/lib/wasm/wasm_exec.js" node web/bench/bench.mjs
 	;;
 *)
 	echo "usage: ./build.sh [build|test|serve|bench]" >&2

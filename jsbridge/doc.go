@@ -15,9 +15,9 @@
 //     does without package time (clock.go);
 //   - the conversions between the JS options, results and errors of shared/API.md and core's
 //     types, with every bad argument found before any request (options.go, result.go);
-//   - [API], the object handed to the loader, web/mediaupload.js (api.go).
+//   - [API], the object handed to the loader, web/js/src/loader.js (api.go).
 //
-// # The contract with the loader (web/mediaupload.js)
+// # The contract with the loader (web/js/src/loader.js and upload.js)
 //
 // Before it runs the module, the loader sets globalThis.__mediauploadInit(api); the wasm main
 // calls it once with

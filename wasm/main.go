@@ -1,7 +1,7 @@
 //go:build js && wasm
 
 // Command wasm is the browser module, dist/mediaupload.wasm: it hands the API built by
-// jsbridge to the loader (web/mediaupload.js) through globalThis.__mediauploadInit, which
+// jsbridge to the loader (web/js/src/loader.js) through globalThis.__mediauploadInit, which
 // the loader sets before it runs the module (the contract is in jsbridge/doc.go), and then blocks, so the
 // functions it handed out stay callable.
 package main

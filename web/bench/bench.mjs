@@ -77,7 +77,8 @@ const PAGE_CODE = () => {
   // The floor: the same loop as plainChunked, in Go with syscall/js alone (web/bench/goloop).
   window.goLoop = async (url, size, chunk) => {
     if (!window.goChunked) {
-      const go = new Go(); // wasm_exec.js's, loaded by the module
+      if (typeof Go !== "function") await import("/wasm_exec.js"); // Go's glue (the module keeps its own to itself)
+      const go = new Go();
       const { instance } = await WebAssembly.instantiateStreaming(fetch("/goloop.wasm"), go.importObject);
       go.run(instance);
     }
@@ -181,6 +182,9 @@ const env = await startAll();
 try {
   const goloop = process.env.BENCH_GOLOOP; // built by ./build.sh bench
   if (goloop) {
+    env.web.route("/wasm_exec.js", (req, res) => {
+      res.writeHead(200, { "Content-Type": "text/javascript" }).end(readFileSync(process.env.BENCH_WASM_EXEC));
+    });
     env.web.route("/goloop.wasm", (req, res) => {
       res.writeHead(200, { "Content-Type": "application/wasm" }).end(readFileSync(goloop));
       return true;

@@ -1,4 +1,4 @@
-// Type-checks web/mediaupload.d.ts against the usage of shared/API.md:
+// Type-checks web/js/mediaupload.d.ts against the usage of shared/API.md:
 //   npx tsc --noEmit -p web/test/types
 // Never run. Each @ts-expect-error line is a misuse the declarations must reject (tsc fails
 // if one of them compiles).
@@ -14,7 +14,7 @@ import {
   type UploadProgress,
   type UploadResult,
   type UploadState,
-} from "../../mediaupload.js";
+} from "../../js/mediaupload.js";
 
 declare function token(): Promise<string>;
 declare const file: File;

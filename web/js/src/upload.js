@@ -1,95 +1,8 @@
-// mediaupload: upload files from a web page with Google's media upload protocol.
-//
-// This module is the JS half of the package. It loads Go's runtime glue (wasm_exec.js) and the
-// Go module (mediaupload.wasm), both beside this file unless told otherwise, and wraps the
-// bridge's callbacks (the `sink` that the Go side reports through) into the public Upload
-// object of shared/API.md: an EventTarget that is also a thenable. The contract between the
-// two halves (api, handle, sink) is written down in jsbridge/doc.go.
-//
-// web/tools/build-classic.mjs turns this file into mediaupload.classic.js for a plain <script>
-// tag. Keep it compatible with that script: exactly two `export` declarations (load and
-// MediaUploadError), no import statements, and `import.meta.url` only as the base URL.
+// The Upload object of shared/API.md ("One upload"): an EventTarget that fires the events of
+// XMLHttpRequest.upload, and a thenable, driven by what the Go side reports through its sink.
 
-// The base URL that mediaupload.wasm and wasm_exec.js are found beside. (The classic build
-// replaces import.meta.url with the script's own URL.)
-const BASE_URL = import.meta.url;
-
-const XHR_EVENTS = ["loadstart", "progress", "load", "error", "abort", "loadend"];
-
-/** The error every failed upload rejects with. `code` is one of the codes in shared/API.md. */
-export class MediaUploadError extends Error {
-  constructor(code, message, { status = 0, responseText = "", sessionURL = null, cause } = {}) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = "MediaUploadError";
-    this.code = code;
-    this.status = status;
-    this.responseText = responseText;
-    this.sessionURL = sessionURL;
-  }
-}
-
-let loading = null; // the promise of the one instance, shared by every call of load
-
-/**
- * Instantiates the module once and resolves to `{ version, upload(blob, options) }`.
- * Every call, concurrent ones included, gets the same object; the options of the first call win.
- * A failed load is forgotten, so a later call tries again.
- */
-export async function load(options = {}) {
-  loading ??= instantiate(options ?? {}).catch((err) => {
-    loading = null;
-    throw err;
-  });
-  return loading;
-}
-
-async function instantiate({ wasmURL }) {
-  const url = new URL(wasmURL ?? "mediaupload.wasm", BASE_URL).href;
-  await loadGoRuntime(new URL("wasm_exec.js", BASE_URL).href);
-  const go = new globalThis.Go();
-
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`mediaupload: fetching ${url}: HTTP ${res.status}`);
-  // instantiateStreaming insists on the application/wasm MIME type; many static servers send
-  // something else, so read the bytes in that case rather than fail.
-  const type = (res.headers.get("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
-  const { instance } =
-    type === "application/wasm" && WebAssembly.instantiateStreaming
-      ? await WebAssembly.instantiateStreaming(res, go.importObject)
-      : await WebAssembly.instantiate(await res.arrayBuffer(), go.importObject);
-
-  // The Go main hands its API to this hook once, then blocks for the page's lifetime.
-  const api = await new Promise((resolve, reject) => {
-    globalThis.__mediauploadInit = (api) => {
-      delete globalThis.__mediauploadInit;
-      resolve(api);
-    };
-    go.run(instance).then(
-      () => reject(new Error("mediaupload: the Go module exited before it started")),
-      reject,
-    );
-  });
-  return Object.freeze({
-    version: api.version,
-    upload: (blob, options) => new Upload(api, blob, options),
-  });
-}
-
-// Loads wasm_exec.js, which defines globalThis.Go, unless the page already did. A dynamic
-// import runs the file in module and classic scripts and in module workers without needing
-// eval; classic workers that cannot import() fall back to importScripts.
-async function loadGoRuntime(url) {
-  if (typeof globalThis.Go === "function") return;
-  try {
-    await import(/* webpackIgnore: true */ /* @vite-ignore */ url);
-  } catch (err) {
-    if (typeof globalThis.importScripts !== "function") throw err;
-    globalThis.importScripts(url);
-  }
-  if (typeof globalThis.Go !== "function") {
-    throw new Error(`mediaupload: ${url} did not define Go`);
-  }
-}
+import { MediaUploadError } from "./errors.js";
+import { sessionMemo } from "./resume-store.js";
 
 /**
  * One upload. Created by `mu.upload`; starts at once.
@@ -100,7 +13,7 @@ async function loadGoRuntime(url) {
  * (the order of XMLHttpRequest.upload); `retry`, `statechange` and `request` come in between.
  * The promise settles after `loadend`.
  */
-class Upload extends EventTarget {
+export class Upload extends EventTarget {
   #options;
   #total; // the blob's size
   #handle = null;
@@ -355,48 +268,4 @@ function checkArguments(blob, options) {
     return "mediaupload: signal must be an AbortSignal";
   }
   return "";
-}
-
-// How long a remembered session is tried again: a session URI lasts about a week, an unused
-// one may go within a day (PROTOCOL.md section 2); an expired one costs a 404 and a new session.
-const MEMO_MAX_AGE_MS = 6 * 24 * 3600 * 1000;
-
-// With resume: true, the session of an upload is kept in localStorage under a key made of the
-// upload (url, method) and the file's identity (name, size, lastModified, type), so that the
-// same file offered again, after a reload say, goes on from what the server holds. It returns
-// an error message for a call that cannot be resumed. Where storage is unavailable (a worker,
-// a privacy mode), nothing is remembered and the upload simply starts anew.
-function sessionMemo(blob, options) {
-  if (!(blob instanceof File)) {
-    return "mediaupload: resume: true needs a File: its name, size and lastModified tell it again after a reload";
-  }
-  const type = options.uploadType ?? "resumable";
-  if (type !== "resumable" && type !== "auto") {
-    return `mediaupload: resume: true needs a resumable upload, not uploadType "${type}"`;
-  }
-  const key = "mediaupload:" + JSON.stringify([options.url ?? "", String(options.method ?? "POST").toUpperCase(),
-    blob.name, blob.size, blob.lastModified, blob.type]);
-  const storage = () => {
-    try {
-      return globalThis.localStorage ?? null;
-    } catch {
-      return null; // access denied
-    }
-  };
-  const quietly = (fn) => {
-    try {
-      return fn(storage());
-    } catch {
-      return null; // full, or denied: resuming is best effort
-    }
-  };
-  return {
-    load: () =>
-      quietly((s) => {
-        const saved = JSON.parse(s?.getItem(key) ?? "null");
-        return saved && Date.now() - saved.savedAt < MEMO_MAX_AGE_MS ? saved.sessionURL : null;
-      }),
-    save: (sessionURL) => quietly((s) => s?.setItem(key, JSON.stringify({ sessionURL, savedAt: Date.now() }))),
-    forget: () => quietly((s) => s?.removeItem(key)),
-  };
 }

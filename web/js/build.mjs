@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Builds the JS half of dist/ with esbuild (called by ./build.sh):
+//
+//   node web/js/build.mjs DIST_DIR WASM_EXEC_JS
+//
+//   DIST/mediaupload.js          ES module (load, MediaUploadError), Go's glue inside
+//   DIST/mediaupload.classic.js  the same for a plain <script>: window.MediaUpload
+//   DIST/mediaupload.d.ts        the types, as written (web/js/mediaupload.d.ts)
+//   DIST/package.json            the npm manifest (web/js/package.json)
+//
+// and prints each script's size, raw and gzipped. WASM_EXEC_JS is the wasm_exec.js of the Go
+// toolchain that built mediaupload.wasm: the two must match, so it is bundled, not fetched.
+
+import { build } from "esbuild";
+import { copyFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const [dist, wasmExec] = process.argv.slice(2);
+if (!dist || !wasmExec) {
+  console.error("usage: node web/js/build.mjs DIST_DIR WASM_EXEC_JS");
+  process.exit(2);
+}
+const here = fileURLToPath(new URL(".", import.meta.url));
+
+// "go:wasm_exec" is Go's glue as a module whose default export runs it (src/go-runtime.js).
+const goGlue = {
+  name: "go-wasm-exec",
+  setup(b) {
+    b.onResolve({ filter: /^go:wasm_exec$/ }, () => ({ path: wasmExec, namespace: "go-glue" }));
+    b.onLoad({ filter: /.*/, namespace: "go-glue" }, ({ path }) => ({
+      contents: `export default function defineGo() {\n${readFileSync(path, "utf8")}\n}\n`,
+      loader: "js",
+    }));
+  },
+};
+
+const banner = `/*! mediaupload — MIT licence. Includes wasm_exec.js of Go (BSD-3-Clause, Copyright The Go Authors). */`;
+const common = {
+  entryPoints: [join(here, "src/index.js")],
+  bundle: true,
+  minify: true,
+  sourcemap: "linked",
+  target: "es2022",
+  plugins: [goGlue],
+  banner: { js: banner },
+  logLevel: "warning",
+};
+
+await build({
+  ...common,
+  format: "esm",
+  outfile: join(dist, "mediaupload.js"),
+  define: { __MEDIAUPLOAD_CLASSIC__: "false" },
+});
+await build({
+  ...common,
+  format: "iife",
+  globalName: "MediaUpload",
+  outfile: join(dist, "mediaupload.classic.js"),
+  define: { __MEDIAUPLOAD_CLASSIC__: "true" },
+  // The classic build takes its base URL from document.currentScript (src/loader.js).
+  logOverride: { "empty-import-meta": "silent" },
+});
+copyFileSync(join(here, "mediaupload.d.ts"), join(dist, "mediaupload.d.ts"));
+copyFileSync(join(here, "package.json"), join(dist, "package.json"));
+
+for (const name of ["mediaupload.js", "mediaupload.classic.js"]) {
+  const bytes = readFileSync(join(dist, name));
+  console.log(`js size: ${name} ${bytes.length} bytes raw, ${gzipSync(bytes, { level: 9 }).length} bytes gzip -9`);
+}
