@@ -178,7 +178,10 @@ test("load: wasmURL; a failed load is forgotten", async () => {
     return { first, status: r.status };
   }, ref.uploadURL("elsewhere"));
   await p.close();
-  assert.match(out.first, /^rejected/);
+  assert.equal(
+    out.first,
+    `rejected: mediaupload: mediaupload.wasm not found at ${web.url}/missing/nothing.wasm (HTTP 404): check the wasmURL passed to load()`,
+  );
   assert.equal(out.status, 200);
   assert.deepEqual(wasmFetches, ["/missing/nothing.wasm", "/elsewhere/x.wasm"]);
 });

@@ -3,21 +3,7 @@
 
 import { goClass } from "./go-runtime.js";
 import { Upload } from "./upload.js";
-
-// In the classic build (a plain <script>), the script's own URL, taken while it runs
-// (document.currentScript is null later); null in the ES module, where import.meta.url is
-// the base. web/js/build.mjs sets __MEDIAUPLOAD_CLASSIC__.
-const CLASSIC_BASE =
-  typeof __MEDIAUPLOAD_CLASSIC__ !== "undefined" && __MEDIAUPLOAD_CLASSIC__
-    ? (globalThis.document?.currentScript?.src ?? globalThis.location?.href ?? null)
-    : null;
-
-// Where mediaupload.wasm is unless `wasmURL` says otherwise: beside this file. Written as
-// `new URL("./…", import.meta.url)` in the ES module, the form that bundlers (Vite, webpack 5)
-// recognise and copy the file for.
-function defaultWasmURL() {
-  return CLASSIC_BASE ? new URL("mediaupload.wasm", CLASSIC_BASE) : new URL("./mediaupload.wasm", import.meta.url);
-}
+import { instantiateWasm, wasmURLFor } from "./wasm.js";
 
 let loading = null; // the promise of the one instance, shared by every call of load
 
@@ -35,21 +21,9 @@ export async function load(options = {}) {
 }
 
 async function instantiate({ wasmURL }) {
-  const url = (wasmURL === undefined || wasmURL === null
-    ? defaultWasmURL()
-    : new URL(String(wasmURL), globalThis.document?.baseURI ?? globalThis.location?.href)).href;
   const Go = goClass();
   const go = new Go();
-
-  const res = await fetch(url);
-  if (!res.ok) throw new Error(`mediaupload: fetching ${url}: HTTP ${res.status}`);
-  // instantiateStreaming insists on the application/wasm MIME type; many static servers send
-  // something else, so read the bytes in that case rather than fail.
-  const type = (res.headers.get("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
-  const { instance } =
-    type === "application/wasm" && WebAssembly.instantiateStreaming
-      ? await WebAssembly.instantiateStreaming(res, go.importObject)
-      : await WebAssembly.instantiate(await res.arrayBuffer(), go.importObject);
+  const { instance } = await instantiateWasm(wasmURLFor(wasmURL), go.importObject, wasmURL != null);
 
   // The Go main hands its API to this hook once, then blocks for the page's lifetime.
   const api = await new Promise((resolve, reject) => {
