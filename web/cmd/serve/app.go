@@ -50,7 +50,7 @@ func newApp(c config) (*app, error) {
 	a.mux.Handle("/storage/v1/", g)
 	a.mux.Handle("/download/storage/v1/", g)
 
-	a.mux.Handle("/dist/", noCache(http.StripPrefix("/dist/", http.FileServerFS(os.DirFS(c.dist)))))
+	a.mux.Handle("/dist/", noCache(http.StripPrefix("/dist/", precompressed(os.DirFS(c.dist)))))
 	a.mux.Handle("/api/throttle", a.throttle)
 	a.mux.HandleFunc("/api/config", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{

@@ -7,7 +7,7 @@
 // Routes:
 //
 //	/                              the demo page (web/demo)
-//	/dist/                         the module as built by ./build.sh
+//	/dist/                         the module as built by ./build.sh (the wasm .br or .gz when accepted)
 //	/ref/upload/storage/v1/b/B/o   the strict reference server (web/refserver)
 //	/ref/_ref/...                  its control API: objects, faults, log
 //	/upload/storage/v1/b/B/o       fake-gcs-server 1.56.1, behind a CORS layer
