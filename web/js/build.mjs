@@ -6,7 +6,10 @@
 //   DIST/mediaupload.js          ES module (load, MediaUploadError), Go's glue inside
 //   DIST/mediaupload.classic.js  the same for a plain <script>: window.MediaUpload
 //   DIST/mediaupload.d.ts        the types, as written (web/js/mediaupload.d.ts)
+//   DIST/mediaupload.wasm.d.ts   the type of `import url from "mediaupload/mediaupload.wasm"`
 //   DIST/package.json            the npm manifest (web/js/package.json)
+//   DIST/README.md               what npm shows (web/js/README.md)
+//   DIST/LICENSE, THIRD_PARTY_NOTICES  the licences (the repository's root)
 //
 // and prints each script's size, raw and gzipped. WASM_EXEC_JS is the wasm_exec.js of the Go
 // toolchain that built mediaupload.wasm: the two must match, so it is bundled, not fetched.
@@ -52,19 +55,20 @@ await build({
   ...common,
   format: "esm",
   outfile: join(dist, "mediaupload.js"),
-  define: { __MEDIAUPLOAD_CLASSIC__: "false" },
 });
 await build({
   ...common,
   format: "iife",
   globalName: "MediaUpload",
   outfile: join(dist, "mediaupload.classic.js"),
-  define: { __MEDIAUPLOAD_CLASSIC__: "true" },
-  // The classic build takes its base URL from document.currentScript (src/loader.js).
+  // The classic build takes its base URL from document.currentScript (src/wasm.js).
   logOverride: { "empty-import-meta": "silent" },
 });
 copyFileSync(join(here, "mediaupload.d.ts"), join(dist, "mediaupload.d.ts"));
+copyFileSync(join(here, "mediaupload.wasm.d.ts"), join(dist, "mediaupload.wasm.d.ts"));
 copyFileSync(join(here, "package.json"), join(dist, "package.json"));
+copyFileSync(join(here, "README.md"), join(dist, "README.md"));
+for (const name of ["LICENSE", "THIRD_PARTY_NOTICES"]) copyFileSync(join(here, "../..", name), join(dist, name));
 
 for (const name of ["mediaupload.js", "mediaupload.classic.js"]) {
   const bytes = readFileSync(join(dist, name));
