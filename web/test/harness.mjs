@@ -274,13 +274,14 @@ const BLANK_HTML = `<!doctype html><meta charset="utf-8"><title>mediaupload test
 
 /**
  * Starts the page origin on 127.0.0.1 and resolves to
- *   { url, page(path, html), route(prefix, handler), stop() }.
+ *   { url, page(path, html), route(prefix, handler), dir(prefix, folder), stop() }.
  * Serves:
  *   /dist/…           the built dist/ (MIME types as a good static server sends them)
  *   /wrongmime/…      the same files, but .wasm as application/octet-stream
  *   /test/blank.html  an empty page that loads /test/helpers.js (window.T: see HELPERS_JS)
  *   pages added with page(path, html), and routes added with route(prefix, (req, res) => …)
- *   (a route is tried for every request whose path starts with prefix).
+ *   (a route is tried for every request whose path starts with prefix)
+ *   folders added with dir(prefix, folder), as /dist/ (index.html for a path ending in /).
  * Nothing is cached (Cache-Control: no-store), so a reload fetches again.
  */
 export async function startStaticServer({ dist = DIST_DIR } = {}) {
@@ -289,6 +290,7 @@ export async function startStaticServer({ dist = DIST_DIR } = {}) {
     ["/test/helpers.js", { body: HELPERS_JS, type: TYPES[".js"] }],
   ]);
   const routes = [];
+  const dirs = [["/dist/", dist, false], ["/wrongmime/", dist, true]]; // [prefix, folder, wrong .wasm type]
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, "http://x").pathname);
     const route = routes.find((r) => path.startsWith(r.prefix));
@@ -307,10 +309,11 @@ export async function startStaticServer({ dist = DIST_DIR } = {}) {
     };
     const page = pages.get(path);
     if (page) return send(200, page.body, page.type);
-    for (const [prefix, wrong] of [["/dist/", false], ["/wrongmime/", true]]) {
+    for (const [prefix, root, wrong] of dirs) {
       if (!path.startsWith(prefix)) continue;
-      const file = normalize(join(dist, path.slice(prefix.length)));
-      if (!file.startsWith(dist + sep) || !existsSync(file) || !statSync(file).isFile()) break;
+      const rel = path.slice(prefix.length);
+      const file = normalize(join(root, rel === "" || rel.endsWith("/") ? rel + "index.html" : rel));
+      if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) break;
       const ext = extname(file);
       const type = wrong && ext === ".wasm" ? "application/octet-stream" : TYPES[ext] ?? "application/octet-stream";
       return send(200, readFileSync(file), type);
@@ -323,6 +326,7 @@ export async function startStaticServer({ dist = DIST_DIR } = {}) {
     url,
     page: (path, html) => void pages.set(path, { body: html, type: TYPES[extname(path)] ?? TYPES[".html"] }),
     route: (prefix, handler) => void routes.push({ prefix, handler }),
+    dir: (prefix, folder) => void dirs.unshift([prefix, resolve(folder), false]),
     stop: () =>
       new Promise((r) => {
         server.closeAllConnections();
