@@ -41,10 +41,13 @@ let tmp, ref, web, browser, pack;
 const built = {}; // app name -> promise of its built output folder
 
 before(async () => {
+  if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
+    throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
+  }
   tmp = mkdtempSync(join(tmpdir(), "mediaupload-bundlers-"));
   pack = npm(["pack", DIST_DIR, "--pack-destination", tmp, "--json"], tmp).then(({ stdout }) => {
     const [info] = JSON.parse(stdout);
-    return { tarball: join(tmp, info.filename), files: info.files.map((f) => f.path).sort(), size: info.size };
+    return { tarball: join(tmp, info.filename), files: info.files.map((f) => f.path).sort() };
   });
   for (const app of APPS) built[app] = pack.then(({ tarball }) => buildApp(app, tarball));
   // Unhandled until a test awaits them: a failed build fails its own test, not the others.
