@@ -100,7 +100,7 @@ test_browser() {
 	go build -o "$TESTTMP/refserver" ./web/cmd/refserver
 	go build -o "$TESTTMP/serve" ./web/cmd/serve
 	MEDIAUPLOAD_REFSERVER="$TESTTMP/refserver" MEDIAUPLOAD_SERVE="$TESTTMP/serve" \
-		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 web/test/*.test.mjs
+		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 --test-timeout=600000 --test-force-exit web/test/*.test.mjs
 	log "tsc --noEmit over the typed example"
 	npx tsc --noEmit -p web/test/types
 }
