@@ -201,6 +201,10 @@ export interface UploadEventMap {
  */
 export interface Upload extends EventTarget, PromiseLike<UploadResult> {
   readonly promise: Promise<UploadResult>;
+  /**
+   * Changes at once on pause(), resume() and abort() (like XMLHttpRequest.readyState); the
+   * statechange event follows.
+   */
   readonly state: UploadState;
   /** The session URI once known (resumable only), else null. */
   readonly sessionURL: string | null;
@@ -212,12 +216,22 @@ export interface Upload extends EventTarget, PromiseLike<UploadResult> {
   catch<E = never>(onRejected?: ((error: MediaUploadError) => E | PromiseLike<E>) | null): Promise<UploadResult | E>;
   finally(onFinally?: (() => void) | null): Promise<UploadResult>;
 
-  /** Stops after the request in flight. */
+  /** Stops after the request in flight; `state` is "paused" at once. */
   pause(): void;
-  /** Goes on from the server's offset. */
+  /** Goes on from the server's offset; `state` leaves "paused" at once. */
   resume(): void;
-  /** Stops for good: the promise rejects with code "aborted". */
+  /** Stops for good: `state` is "aborted" at once; the promise rejects with code "aborted". */
   abort(): void;
+
+  /** The handler properties of XMLHttpRequest.upload, plus onretry and onstatechange. */
+  onloadstart: ((this: Upload, ev: UploadProgressEvent) => unknown) | null;
+  onprogress: ((this: Upload, ev: UploadProgressEvent) => unknown) | null;
+  onload: ((this: Upload, ev: UploadLoadEvent) => unknown) | null;
+  onerror: ((this: Upload, ev: UploadErrorEvent) => unknown) | null;
+  onabort: ((this: Upload, ev: UploadErrorEvent) => unknown) | null;
+  onloadend: ((this: Upload, ev: UploadProgressEvent) => unknown) | null;
+  onretry: ((this: Upload, ev: UploadRetryEvent) => unknown) | null;
+  onstatechange: ((this: Upload, ev: UploadStateEvent) => unknown) | null;
 
   addEventListener<K extends keyof UploadEventMap>(
     type: K,

@@ -84,6 +84,23 @@ async function example(): Promise<void> {
   });
   up.addEventListener("custom-event", (e: Event) => void e);
 
+  // The handler properties, as on XMLHttpRequest.upload.
+  up.onprogress = (e) => void [e.loaded, e.total, e.confirmed, e.secondsLeft];
+  up.onload = (e) => void e.result.status;
+  up.onerror = (e) => void e.error.code;
+  up.onabort = null;
+  up.onloadstart = up.onloadend = function (e) {
+    const self: Upload = this;
+    void [self, e.loaded];
+  };
+  up.onretry = (e) => void e.attempt;
+  up.onstatechange = (e) => {
+    const s: UploadState = e.state;
+    void s;
+  };
+  // @ts-expect-error a handler is a function or null
+  up.onprogress = "x";
+
   up.pause();
   up.resume();
   up.abort();
