@@ -26,14 +26,14 @@ func SetHost(h js.Value) { host = h }
 
 // conn is one upload's link to the host: a core.Transport (Do), the source's reads (read),
 // getHeaders (headers) and the reports (emit). Core makes one call at a time, so one answer
-// is awaited at most. Its three callbacks are made on first use and released by close.
+// is awaited at most. Its three callbacks are made by newConn and released by close.
 type conn struct {
 	id      int
 	answers chan answer // the callbacks send how the host answered; buffer of one
 	send    js.Func     // callback of host.send
 	read    js.Func     // callback of host.read: copies the bytes into dst
 	hdrs    js.Func     // callback of host.headers
-	made    bool        // the callbacks exist
+	made    bool        // the callbacks are not released yet
 	dst     []byte      // where read's callback copies the bytes
 	copied  int         // how many it copied
 	url     string      // the last URL sent, and its JS string: a session's chunks all go to
@@ -48,13 +48,8 @@ type answer struct {
 	n    []float64
 }
 
-func newConn(id int) *conn { return &conn{id: id, answers: make(chan answer, 1)} }
-
-func (c *conn) setup() {
-	if c.made {
-		return
-	}
-	c.made = true
+func newConn(id int) *conn {
+	c := &conn{id: id, answers: make(chan answer, 1), made: true}
 	c.send = funcOf(func(_ js.Value, args []js.Value) any { c.deliver(args); return nil })
 	c.hdrs = funcOf(func(_ js.Value, args []js.Value) any { c.deliver(args); return nil })
 	c.read = funcOf(func(_ js.Value, args []js.Value) any {
@@ -67,6 +62,7 @@ func (c *conn) setup() {
 		c.deliver(args)
 		return nil
 	})
+	return c
 }
 
 // deliver converts a callback's arguments to Go values (a JS string or number becomes Go's,
@@ -96,6 +92,14 @@ func (c *conn) close() {
 		release(c.read)
 		release(c.hdrs)
 	}
+}
+
+// ask calls host[method](args...) and waits for its answer (await).
+func (c *conn) ask(ctx core.Context, abortable bool, method string, args ...any) (answer, error) {
+	if err := try(func() { host.Call(method, args...) }); err != nil {
+		return answer{}, err
+	}
+	return c.await(ctx, abortable)
 }
 
 // await waits for the host's answer to the call just made. When ctx ends first and abortable
@@ -149,13 +153,7 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	if !hasBody && followable(req.Header) {
 		mode = "follow"
 	}
-	c.setup()
-	if err := try(func() {
-		host.Call("send", c.id, req.Method, c.urlValue(req.URL), headers, pre, start, end, post, mode, c.send)
-	}); err != nil {
-		return nil, err
-	}
-	a, err := c.await(ctx, true)
+	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, pre, start, end, post, mode, c.send)
 	switch {
 	case err != nil:
 		return nil, err
@@ -282,7 +280,6 @@ func (p RangePiece) Len() int64 { return p.end - p.start }
 // (a prompt, local read), so Read waits for it even when ctx ends.
 func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 	c := p.c
-	c.setup()
 	c.dst, c.copied = make([]byte, p.Len()), -1
 	defer func() { c.dst = nil }()
 	if err := try(func() { host.Call("read", c.id, float64(p.start), float64(p.end), c.read) }); err != nil {
@@ -304,11 +301,7 @@ func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 // goroutine, where waiting is allowed. A getHeaders that never settles cannot hold the
 // upload: when ctx ends it returns at once, and the host drops the late answer.
 func (c *conn) headers(ctx core.Context) (core.Header, error) {
-	c.setup()
-	if err := try(func() { host.Call("headers", c.id, c.hdrs) }); err != nil {
-		return nil, err
-	}
-	a, err := c.await(ctx, false)
+	a, err := c.ask(ctx, false, "headers", c.id, c.hdrs)
 	switch {
 	case err != nil:
 		return nil, err

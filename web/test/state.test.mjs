@@ -32,6 +32,16 @@ before(async () => {
         };
         return { log, call };
       },
+      // Waits for up to settle: { status, error, final (state), bad (S.check), log }.
+      async settle(up, log) {
+        const r = {};
+        try {
+          r.status = (await up).status;
+        } catch (e) {
+          r.error = T.errorData(e);
+        }
+        return { ...r, final: up.state, bad: S.check(log), log };
+      },
       check(log) {
         const bad = [];
         let expect = null;
@@ -46,6 +56,16 @@ before(async () => {
 });
 after(() => env?.close());
 beforeEach(() => ref.reset());
+
+// The upload was paused, paused still, resumed, paused and resumed again; it ended stored
+// whole, and no statechange event contradicted up.state.
+async function assertPausedAndResumed(out, name, size, seed) {
+  assert.deepEqual(out.states, ["paused", "paused", "uploading", "paused", "uploading"]);
+  assert.equal(out.error, undefined, JSON.stringify(out.error));
+  assert.equal(out.final, "done");
+  assert.deepEqual(out.bad, [], JSON.stringify(out.log));
+  assert.deepEqual(await env.checkStored(name, size, seed), []);
+}
 
 test("before the first request answers: pause, resume, abort change state at once", async () => {
   const url = ref.uploadURL(unique("early"));
@@ -114,14 +134,7 @@ test("mid chunk: pause, resume and abort while a chunk is in flight", async () =
     await new Promise((res) => up.addEventListener("progress", res, { once: true }));
     r.states.push(call("pause"));
     r.states.push(call("resume"));
-    try {
-      r.status = (await up).status;
-    } catch (e) {
-      r.error = T.errorData(e);
-    }
-    r.final = up.state;
-    r.bad = S.check(log);
-    r.log = log;
+    Object.assign(r, await S.settle(up, log));
 
     // An abort mid chunk.
     const up2 = mu.upload(T.blob(size, 4), { url: url + "-2", chunkSize: 2 * 1024 * 1024 });
@@ -134,11 +147,7 @@ test("mid chunk: pause, resume and abort while a chunk is in flight", async () =
     r.bad.push(...S.check(l2.log));
     return r;
   }, { url: ref.uploadURL(name), size });
-  assert.deepEqual(out.states, ["paused", "paused", "uploading", "paused", "uploading"]);
-  assert.equal(out.error, undefined, JSON.stringify(out.error));
-  assert.equal(out.final, "done");
-  assert.deepEqual(out.bad, [], JSON.stringify(out.log));
-  assert.deepEqual(await env.checkStored(name, size, 3), []);
+  await assertPausedAndResumed(out, name, size, 3);
   assert.equal(out.aborted, "aborted");
   assert.equal(out.err2, "aborted");
   assert.equal(out.final2, "aborted");
@@ -163,21 +172,10 @@ test("during a retry wait: pause, resume, abort change state at once", async () 
     await T.until(() => up.state === "retrying", 10000, "retrying again");
     r.states.push(call("pause"));
     r.states.push(call("resume"));
-    try {
-      r.status = (await up).status;
-    } catch (e) {
-      r.error = T.errorData(e);
-    }
-    r.final = up.state;
-    r.bad = S.check(log);
-    r.log = log;
+    Object.assign(r, await S.settle(up, log));
     return r;
   }, { url: ref.uploadURL(name), size });
-  assert.deepEqual(out.states, ["paused", "paused", "uploading", "paused", "uploading"]);
-  assert.equal(out.error, undefined, JSON.stringify(out.error));
-  assert.equal(out.final, "done");
-  assert.deepEqual(out.bad, [], JSON.stringify(out.log));
-  assert.deepEqual(await env.checkStored(name, size, 5), []);
+  await assertPausedAndResumed(out, name, size, 5);
 
   await ref.setFaults([{ on: "chunk", action: "status", status: 503, times: -1 }]);
   const aborted = await page.evaluate(async (url) => {
