@@ -254,13 +254,13 @@ export class Upload extends EventTarget {
     this.#options = EMPTY;
     this.#memo = null;
     this.#engine = null;
-    this.#queue = [];
   }
 
   // A state the Go side reported. After pause() only "paused" gets through (the reports
-  // queued before it are stale); after resume(), anything but a stale "paused".
+  // queued before it are stale); after resume(), anything but a stale "paused"; after
+  // abort(), nothing.
   #reported(s) {
-    if (this.#settled && !FINAL.has(s)) return;
+    if (this.#stale(s)) return;
     if (this.#want === "paused" && s !== "paused") return;
     if (this.#want === "running") {
       if (s === "paused") return;
@@ -280,8 +280,14 @@ export class Upload extends EventTarget {
     this.#announce(s);
   }
 
+  // Whether s, queued before, would contradict a final state up.state already shows (abort()
+  // shows "aborted" at once).
+  #stale(s) {
+    return FINAL.has(this.#state) && !FINAL.has(s);
+  }
+
   #announce(s) {
-    if (s === this.#announced || (this.#settled && !FINAL.has(s))) return;
+    if (s === this.#announced || this.#stale(s)) return;
     this.#announced = s;
     this.#emit("statechange", "onStateChange", { state: s }, s);
   }
