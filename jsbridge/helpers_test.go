@@ -58,7 +58,7 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 		const hs = {};
 		const f = headers === "" ? [] : headers.split("\n");
 		for (let i = 0; i < f.length; i += 2) hs[f[i]] = f[i + 1];
-		const call = { id, method, url, headers: hs, pre, start, end, post, redirect };
+		const call = { id, method, url, headers: hs, pre: pre ?? "", start, end, post: post ?? "", redirect };
 		h.sends.push(call);
 		e.answer = (args) => { e.answer = null; later(id, e, cb, args) };
 		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });

@@ -66,13 +66,15 @@ func newConn(id int) *conn {
 }
 
 // deliver converts a callback's arguments to Go values (a JS string or number becomes Go's,
-// and no js.Value outlives the call) and hands them to the goroutine waiting.
+// null an empty string, and no js.Value outlives the call) and hands them to the goroutine waiting.
 func (c *conn) deliver(args []js.Value) {
 	a := answer{kind: arg(args, 0).String()}
 	for _, v := range args[min(1, len(args)):] {
 		switch v.Type() {
 		case js.TypeString:
 			a.s = append(a.s, v.String())
+		case js.TypeNull: // an absent field: no call needed to convert it
+			a.s = append(a.s, "")
 		case js.TypeNumber:
 			a.n = append(a.n, v.Float())
 		}
@@ -153,7 +155,7 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	if !hasBody && followable(req.Header) {
 		mode = "follow"
 	}
-	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, pre, start, end, post, mode, c.send)
+	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), mode, c.send)
 	switch {
 	case err != nil:
 		return nil, err
@@ -179,6 +181,15 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 		out.Body = []byte(body[:min(len(body), MaxResponseBody)])
 	}
 	return out, nil
+}
+
+// orNull returns nil (JS null) for "": a chunk has no text around it, and each string Go
+// passes costs a conversion.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func (c *conn) urlValue(u string) js.Value {

@@ -12,8 +12,8 @@
 //
 //   send(id, method, url, headers, pre, start, end, post, redirect, cb)
 //       one fetch; headers is "name\nvalue\n…"; the body is pre + source[start, end) + post
-//       (start < 0: no bytes of the source; all empty: no body).
-//       cb("ok", status, range, location, override, retryAfter, body)
+//       (start < 0: no bytes of the source; pre and post may be null; all empty: no body).
+//       cb("ok", status, range, location, override, retryAfter, body), null for an absent field
 //       cb("redirect") | cb("fetch", name, message) | cb("error", name, message)
 //   abort(id)                 aborts the request in flight, if any
 //   read(id, start, end, cb)  cb("ok", Uint8Array) | cb("error", name, message); the array's
@@ -61,9 +61,9 @@ export function createHost() {
       const e = entries.get(id);
       if (!e) return void cb("error", "Error", "mediaupload: no such upload");
       const parts = [];
-      if (pre !== "") parts.push(pre);
+      if (pre) parts.push(pre);
       if (start >= 0) parts.push(e.blob.slice(start, end));
-      if (post !== "") parts.push(post);
+      if (post) parts.push(post);
       // A Blob without a type: fetch adds no Content-Type of its own (core sets it).
       const body =
         parts.length === 0 ? undefined : parts.length === 1 && parts[0] instanceof Blob ? parts[0] : new Blob(parts);
@@ -78,16 +78,18 @@ export function createHost() {
             ac.abort(); // the target's answer is of no use
             return void answer(id, e, cb, "redirect");
           }
-          const get = (name) => res.headers.get(name) ?? "";
+          // An absent field is null, not "": Go converts each string it receives with two
+          // calls, and a 308 carries only Range.
+          const get = (name) => res.headers.get(name) || null;
           const override = get("x-http-status-code-override");
-          let text = "";
+          let text = null;
           if (res.status === 308 || override === "308") {
             // Core reads nothing of a 308's body (PROTOCOL.md section 3): it is drained
             // meanwhile, so that the request ends normally rather than being cut.
             res.arrayBuffer().then(noop, noop);
           } else {
             const buf = await res.arrayBuffer();
-            text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY)));
+            text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
           }
           if (e.ac === ac) e.ac = null;
           answer(id, e, cb, "ok", res.status, get("range"), get("location"), override, get("retry-after"), text);
