@@ -35,6 +35,13 @@ func (s *Server) controlMux() *http.ServeMux {
 		w.Header().Set("X-Goog-Hash", "crc32c="+o.CRC32C+",md5="+o.MD5Hash)
 		w.Write(data)
 	})
+	mux.HandleFunc("DELETE /_ref/objects/{name...}", func(w http.ResponseWriter, r *http.Request) {
+		if !s.DeleteObject(r.PathValue("name")) {
+			writeError(w, http.StatusNotFound, "no such object")
+			return
+		}
+		writeOK(w)
+	})
 	mux.HandleFunc("GET /_ref/faults", func(w http.ResponseWriter, r *http.Request) {
 		f := s.CurrentFaults()
 		if f.Rules == nil {

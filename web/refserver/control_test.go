@@ -246,3 +246,35 @@ func FuzzParseContentRange(f *testing.F) {
 		}
 	})
 }
+
+func TestDeleteObject(t *testing.T) {
+	s := newTestServer(t, Options{})
+	done := s.start(t, "POST", "&name=gone", nil)
+	if a := s.do(t, "PUT", done, []byte("abc")); a.status != http.StatusCreated {
+		t.Fatalf("upload: status %d: %s", a.status, a.body)
+	}
+	// A second session of the same name, still running, and another object.
+	running := s.start(t, "POST", "&name=gone", nil)
+	s.do(t, "PUT", running, testData(K), "Content-Range: bytes 0-262143/*")
+	s.do(t, "POST", uploadPath+"?uploadType=media&name=kept", []byte("k"), "Content-Type: text/plain")
+
+	if a := s.do(t, "DELETE", "/_ref/objects/gone", nil); a.status != 200 {
+		t.Fatalf("DELETE /_ref/objects/gone: %d %s", a.status, a.body)
+	}
+	if a := s.do(t, "GET", "/_ref/objects/gone", nil); a.status != 404 {
+		t.Errorf("deleted object: status %d, want 404", a.status)
+	}
+	if _, _, ok := s.Object("kept"); !ok || len(s.Objects()) != 1 {
+		t.Errorf("other objects: %v", s.Objects())
+	}
+	// The completed session went with its object (it held the bytes); the running one did not.
+	if a := s.do(t, "PUT", done, nil, "Content-Range: bytes */3"); a.status != 404 {
+		t.Errorf("completed session after DELETE: status %d, want 404", a.status)
+	}
+	if a := s.do(t, "PUT", running, nil, "Content-Range: bytes */*"); a.status != 308 || a.header.Get("Range") != "bytes=0-262143" {
+		t.Errorf("running session after DELETE: status %d, Range %q", a.status, a.header.Get("Range"))
+	}
+	if a := s.do(t, "DELETE", "/_ref/objects/gone", nil); a.status != 404 {
+		t.Errorf("DELETE again: status %d, want 404", a.status)
+	}
+}

@@ -47,6 +47,7 @@
 //
 //	GET    /_ref/objects         JSON array: object JSON plus "metadataJSON" (the client's metadata as sent, or null)
 //	GET    /_ref/objects/{name}  the stored bytes
+//	DELETE /_ref/objects/{name}  forgets the object and the completed sessions that stored it
 //	GET    /_ref/faults          the current fault script
 //	POST   /_ref/faults          {"rules":[Rule...],"random":{"seed":N,"rate":0.15}} replaces the fault script
 //	DELETE /_ref/faults          clears it

@@ -124,6 +124,26 @@ func (s *Server) Object(name string) (Object, []byte, bool) {
 	return o.Object, data, true
 }
 
+// DeleteObject forgets the object called name (deleting its files in Options.Dir) and the
+// completed sessions that stored it, which hold its bytes too: a soak that deletes what it
+// has checked keeps the server small. It reports whether there was such an object.
+func (s *Server) DeleteObject(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.objects[name]
+	if !ok {
+		return false
+	}
+	s.removeFiles(o)
+	delete(s.objects, name)
+	for id, sess := range s.sessions {
+		if sess.done && sess.name == name {
+			delete(s.sessions, id)
+		}
+	}
+	return true
+}
+
 // SetFaults replaces the fault script. It returns an error, and leaves the
 // script as it was, when a rule is not valid.
 func (s *Server) SetFaults(f Faults) error { return s.faults.set(f) }
