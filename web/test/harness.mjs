@@ -62,6 +62,21 @@ export function pseudoRandomBytes(size, seed) {
   return out;
 }
 
+/**
+ * The pool that T.pooled(offset, size) cuts Blobs from in the page: POOL_SIZE bytes of
+ * pseudoRandomBytes(POOL_SIZE, POOL_SEED), made once. Tests that upload hundreds of MB make
+ * each Blob fresh (a copy into the page's Blob store, as `new Blob([bytes])` does) without
+ * generating every byte again; pooledBytes is what such a Blob holds.
+ */
+export const POOL_SIZE = 48 * 1024 * 1024;
+const POOL_SEED = 0x5eed;
+let pool = null;
+export function pooledBytes(offset, size) {
+  if (offset < 0 || size < 0 || offset + size > POOL_SIZE) throw new RangeError(`pool: ${offset}+${size} > ${POOL_SIZE}`);
+  pool ??= pseudoRandomBytes(POOL_SIZE, POOL_SEED);
+  return pool.subarray(offset, offset + size);
+}
+
 /** The base64 MD5, as in GCS's md5Hash. */
 export function md5Base64(bytes) {
   return createHash("md5").update(bytes).digest("base64");
@@ -103,7 +118,7 @@ function spawnGroup(cmd, args, opts) {
  *   uploadURL(name, {alt, path})  an upload URI: <url>/upload/storage/v1/b/test/o?name=<name>
  *   reset(), setFaults(rules, random), clearFaults(), config(obj), log(), clearLog(),
  *   objects(), object(name) -> the stored object's entry from GET /_ref/objects (or undefined),
- *   download(name) -> Buffer, stop()
+ *   deleteObject(name), download(name) -> Buffer, stop()
  * Its stderr is kept (`stderr()`) for failure messages.
  */
 export async function startRefServer() {
@@ -159,6 +174,8 @@ export async function startRefServer() {
     clearLog: () => json("DELETE", "/_ref/log"),
     objects: () => json("GET", "/_ref/objects"),
     object: async (name) => (await json("GET", "/_ref/objects")).find((o) => o.name === name),
+    /** DELETE /_ref/objects/{name}: the object and the finished sessions that held it. */
+    deleteObject: (name) => json("DELETE", `/_ref/objects/${encodeURIComponent(name)}`),
     download: async (name) =>
       Buffer.from(await (await call("GET", `/_ref/objects/${encodeURIComponent(name)}`)).arrayBuffer()),
     stop,
@@ -210,6 +227,11 @@ const T = {
   dist: "/dist/mediaupload.js",
   bytes: pseudoRandomBytes,
   blob: (size, seed, type = "") => new Blob([pseudoRandomBytes(size, seed)], { type }),
+  // A new Blob of pooledBytes(offset, size) (see harness.mjs); the pool is made on first use.
+  pooled(offset, size) {
+    T.pool ??= pseudoRandomBytes(${POOL_SIZE}, ${POOL_SEED});
+    return new Blob([T.pool.subarray(offset, offset + size)]);
+  },
   file: (size, seed, name, opts = {}) =>
     new File([pseudoRandomBytes(size, seed)], name, { lastModified: 1700000000000, ...opts }),
   sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
@@ -357,8 +379,8 @@ export const CHROMIUM_ARGS = [
 
 /**
  * Launches headless Chromium with a fresh profile and TMPDIR (removed by close()) and resolves
- * to { context, newPage(url), errors, close() }. Pages opened with newPage echo uncaught page
- * errors to stderr and collect them in `errors`.
+ * to { context, newPage(url), errors, blobMemory(), collectGarbage(page), close() }. Pages
+ * opened with newPage echo uncaught page errors to stderr and collect them in `errors`.
  */
 export async function launchBrowser() {
   const { chromium } = await import("playwright-core");
@@ -385,6 +407,36 @@ export async function launchBrowser() {
       if (url) await page.goto(url);
       return page;
     },
+    /**
+     * What the browser's Blob store holds, read from chrome://blob-internals in a tab of its
+     * own: { blobs, bytes } (bytes: the sum of every listed blob's items, so a slice counts
+     * apart from its parent; an upper bound of the memory held). Blob data lives outside the
+     * JS heap, where performance.memory and CDP's heap figures do not see it.
+     */
+    async blobMemory() {
+      const tab = await context.newPage();
+      try {
+        await tab.goto("chrome://blob-internals");
+        return await tab.evaluate(() => {
+          const text = document.body.innerText;
+          let bytes = 0;
+          // "Length: 8,388,608": the digits, whatever the locale groups them with.
+          for (const m of text.matchAll(/^Length: (.+)$/gm)) bytes += Number(m[1].replace(/\D/g, ""));
+          return { blobs: document.querySelectorAll("body > b").length, bytes };
+        });
+      } finally {
+        await tab.close();
+      }
+    },
+    /** Runs V8's garbage collector in page (CDP HeapProfiler.collectGarbage). */
+    async collectGarbage(page) {
+      const cdp = await context.newCDPSession(page);
+      try {
+        await cdp.send("HeapProfiler.collectGarbage");
+      } finally {
+        await cdp.detach();
+      }
+    },
     async close() {
       try {
         await context.close();
@@ -400,15 +452,28 @@ export async function launchBrowser() {
 
 /**
  * Starts the reference server, the page origin and the browser (one of each per test file) and
- * resolves to { ref, web, browser, openPage(path), checkStored(name, size, seed), close() }.
- * openPage opens a new page at web.url + path (default /test/blank.html) and waits for window.T.
- * checkStored resolves to a list of problems (empty when the object is as uploaded).
+ * resolves to { ref, web, browser, openPage(path), checkStored(name, size, seed),
+ * checkObject(name, bytes, {download}), close() }. openPage opens a new page at web.url + path
+ * (default /test/blank.html) and waits for window.T. checkStored and checkObject resolve to a
+ * list of problems (empty when the object is as uploaded): the stored object's size and md5,
+ * and its bytes unless download is false (for objects too big to fetch back cheaply).
  */
 export async function startAll() {
   if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
     throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
   }
   const [ref, web, browser] = await Promise.all([startRefServer(), startStaticServer(), launchBrowser()]);
+  const checkObject = async (name, want, { download = true } = {}) => {
+    const obj = await ref.object(name);
+    if (!obj) return [`no object ${name}`];
+    const problems = [];
+    if (obj.size !== String(want.length)) problems.push(`size ${obj.size}, want ${want.length}`);
+    if (obj.md5Hash !== md5Base64(want)) problems.push(`md5Hash ${obj.md5Hash}, want ${md5Base64(want)}`);
+    if (!download) return problems;
+    const got = await ref.download(name);
+    if (!got.equals(want)) problems.push(`stored bytes differ (${got.length} bytes)`);
+    return problems;
+  };
   return {
     ref,
     web,
@@ -418,17 +483,8 @@ export async function startAll() {
       if (path === "/test/blank.html") await page.waitForFunction(() => window.T);
       return page;
     },
-    async checkStored(name, size, seed) {
-      const want = pseudoRandomBytes(size, seed);
-      const obj = await ref.object(name);
-      if (!obj) return [`no object ${name}`];
-      const problems = [];
-      if (obj.size !== String(size)) problems.push(`size ${obj.size}, want ${size}`);
-      if (obj.md5Hash !== md5Base64(want)) problems.push(`md5Hash ${obj.md5Hash}, want ${md5Base64(want)}`);
-      const got = await ref.download(name);
-      if (!got.equals(Buffer.from(want))) problems.push(`stored bytes differ (${got.length} bytes)`);
-      return problems;
-    },
+    checkStored: (name, size, seed) => checkObject(name, pseudoRandomBytes(size, seed)),
+    checkObject,
     async close() {
       await Promise.allSettled([browser.close(), web.stop(), ref.stop()]);
     },
