@@ -101,8 +101,12 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 				return nil, &SessionExpiredError{Sessions: lost, Last: httpError(resp)}
 			}
 			u.setSession("")
-			u.prog.p.Confirmed = 0
+			u.prog.p.Confirmed = 0 // loaded stays: it never goes backwards (API.md)
 			u.emitProgress()
+			u.setState(StateStarting)
+			if u.o.OnRetry != nil {
+				u.o.OnRetry(RetryInfo{Attempt: lost, Status: resp.Status, Err: httpError(resp), Restart: true})
+			}
 		case vBackoff, vThrottle:
 			// A lost connection or a 5xx: wait, then ask the session what it holds (section 4).
 			if err := u.retry(ctx, v, resp, err); err != nil {
