@@ -23,6 +23,7 @@ export type UploadState = "starting" | "uploading" | "paused" | "retrying" | "do
 
 export type ErrorCode =
   | "invalid_argument"
+  | "auth_error"
   | "http_error"
   | "network_error"
   | "retries_exhausted"
@@ -112,6 +113,11 @@ export interface RetryInfo {
   status: number;
   /** What went wrong, as text, or null. */
   error: string | null;
+  /**
+   * True when the session was lost (404/410) and a new one starts from byte 0: `confirmed`
+   * drops to 0 while `loaded` stays, and the state goes back to "starting".
+   */
+  restart: boolean;
 }
 
 /**
