@@ -2,7 +2,9 @@
 // returns the module object, `mu`, of shared/API.md ("Loading").
 
 import { goClass } from "./go-runtime.js";
+import { UploadQueue } from "./queue.js";
 import { Upload } from "./upload.js";
+import { xhrClass } from "./xhr.js";
 import { instantiateWasm, wasmURLFor } from "./wasm.js";
 
 let loading = null; // the promise of the one instance, shared by every call of load
@@ -36,8 +38,11 @@ async function instantiate({ wasmURL }) {
       reject,
     );
   });
+  const upload = (blob, options) => new Upload(api, blob, options);
   return Object.freeze({
     version: api.version,
-    upload: (blob, options) => new Upload(api, blob, options),
+    upload,
+    queue: (options) => new UploadQueue(upload, options),
+    XMLHttpRequest: xhrClass(upload),
   });
 }
