@@ -154,3 +154,60 @@ for (const name of Object.keys(WIDGETS)) {
     assert.ok(faults > 0, "faults were injected");
   });
 }
+
+// --- the Uppy plugin's controls: pause/resume of one file and of all, retry ----------------
+
+test("uppy: pause and resume of one file and of all drive the module; the files land", async () => {
+  const page = await open("uppy", { chunk: "262144" });
+  try {
+    const list = files("uppy-pause", [24 * MiB, 24 * MiB + 1]);
+    await give(page, "uppy", list);
+    await page.waitForFunction(() => window.__samples.some((p) => p > 0), null, { timeout: WAIT });
+    // Holds still while paused: no request reaches the server for a while.
+    const still = async () => {
+      await new Promise((r) => setTimeout(r, 400)); // the chunk in flight ends
+      const a = (await ref.log()).length;
+      await new Promise((r) => setTimeout(r, 600));
+      return (await ref.log()).length - a;
+    };
+    const id0 = await page.evaluate(() => window.uppy.getFiles()[0].id);
+    await page.evaluate(() => window.uppy.pauseAll());
+    assert.equal(await still(), 0, "requests while every file was paused");
+    await page.evaluate(() => window.uppy.resumeAll());
+    await page.evaluate((id) => window.uppy.pauseResume(id), id0);
+    const paused = await page.evaluate((id) => window.uppy.getFile(id).isPaused, id0);
+    assert.equal(paused, true);
+    // The other file finishes while this one waits.
+    await page.waitForFunction((id) => window.uppy.getFiles().some((f) => f.id !== id && f.progress.uploadComplete), id0, { timeout: WAIT });
+    assert.equal(await still(), 0, "requests while the one left was paused");
+    assert.equal(await page.evaluate((id) => window.uppy.getFile(id).progress.uploadComplete, id0), false);
+    await page.evaluate((id) => window.uppy.pauseResume(id), id0);
+    await page.waitForFunction(WIDGETS.uppy.done, null, { timeout: WAIT });
+    for (const f of list) assert.deepEqual(await env.checkStored(f.name, f.size, f.seed), []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("uppy: a failed file shows Uppy's error, and Uppy's retry resumes from the server's offset", async () => {
+  const page = await open("uppy", { chunk: "262144" });
+  try {
+    const [f] = files("uppy-retry", [3 * MiB]);
+    // The fifth chunk is refused for good (403 is not retried): the upload fails part way.
+    await ref.setFaults([{ on: "chunk", action: "status", status: 403, times: 1, skip: 4 }]);
+    await give(page, "uppy", [f]);
+    await page.waitForFunction(() => window.uppy.getFiles()[0]?.error, null, { timeout: WAIT });
+    const shown = await page.evaluate(() => document.querySelector(".uppy-StatusBar")?.className);
+    assert.match(shown, /is-error/, "the Dashboard shows the error");
+    const before = (await ref.log()).filter((e) => e.kind !== "preflight").length;
+    await page.evaluate(() => window.uppy.retryAll());
+    await page.waitForFunction(WIDGETS.uppy.done, null, { timeout: WAIT });
+    const after = (await ref.log()).filter((e) => e.kind !== "preflight").slice(before);
+    assert.ok(!after.some((e) => e.kind === "start"), `no new session after retry: ${after.map((e) => e.kind)}`);
+    const firstChunk = after.find((e) => e.kind === "chunk");
+    assert.ok(firstChunk && !firstChunk.contentRange.startsWith("bytes 0-"), `resumed, not from 0: ${firstChunk?.contentRange}`);
+    assert.deepEqual(await env.checkStored(f.name, f.size, f.seed), []);
+  } finally {
+    await page.close();
+  }
+});
