@@ -38,6 +38,15 @@ before(async () => {
       // Consecutive repeats (progress events, readystatechange 3) collapse to one.
       shape: (log) => log.filter((x, i) => x !== log[i - 1]),
       ended: (xhr) => new Promise((r) => xhr.addEventListener("loadend", () => setTimeout(r, 50), { once: true })),
+      // open, send, and wait for the end (with a timeout, if given).
+      async post(xhr, url, file, timeout) {
+        xhr.open("POST", url);
+        if (timeout) xhr.timeout = timeout;
+        const ended = X.ended(xhr);
+        xhr.send(file);
+        await ended;
+        return {};
+      },
       fields(xhr) {
         let responseText;
         try {
@@ -314,25 +323,12 @@ test("XMLHttpRequest: abort() during the upload and after it, as a real one", as
 test("XMLHttpRequest: a network error and a timeout, as a real one", async () => {
   // Port 9 of 127.0.0.1: nothing listens, the connection is refused.
   const dead = "http://127.0.0.1:9/upload/storage/v1/b/test/o?name=x";
-  const out = await both(async (xhr, url, file) => {
-    xhr.open("POST", url);
-    const ended = X.ended(xhr);
-    xhr.send(file);
-    await ended;
-    return {};
-  }, { realURL: dead, muURL: dead, size: 1000, options: { retry: { retries: 0 } } });
+  const out = await both((xhr, url, file) => X.post(xhr, url, file), { realURL: dead, muURL: dead, size: 1000, options: { retry: { retries: 0 } } });
   assert.deepEqual(out.mu.shape, out.real.shape, "network error sequence");
   assert.deepEqual(out.mu.fields, out.real.fields);
 
   const name = unique("xt");
-  const out2 = await both(async (xhr, url, file) => {
-    xhr.open("POST", url);
-    xhr.timeout = 30;
-    const ended = X.ended(xhr);
-    xhr.send(file);
-    await ended;
-    return {};
-  }, { ...urls(name), size: 32 * MiB });
+  const out2 = await both((xhr, url, file) => X.post(xhr, url, file, 30), { ...urls(name), size: 32 * MiB });
   assert.deepEqual(out2.mu.shape, out2.real.shape, "timeout sequence");
   assert.equal(out2.mu.fields.status, 0);
   assert.ok(out2.mu.shape.includes("timeout:4:0/0"), String(out2.mu.shape));
@@ -341,13 +337,7 @@ test("XMLHttpRequest: a network error and a timeout, as a real one", async () =>
 test("XMLHttpRequest: an HTTP refusal is an answer with its status, as a real one", async () => {
   const name = unique("xr");
   await ref.setFaults([{ on: "any", action: "status", status: 403, times: -1 }]);
-  const out = await both(async (xhr, url, file) => {
-    xhr.open("POST", url);
-    const ended = X.ended(xhr);
-    xhr.send(file);
-    await ended;
-    return {};
-  }, { ...urls(name), size: 1000 });
+  const out = await both((xhr, url, file) => X.post(xhr, url, file), { ...urls(name), size: 1000 });
   assert.equal(out.mu.fields.status, 403);
   assert.equal(out.real.fields.status, 403);
   assert.deepEqual(out.mu.shape.filter((s) => !s.startsWith("upload.")), out.real.shape.filter((s) => !s.startsWith("upload.")));

@@ -69,18 +69,6 @@ export class QueuedUpload extends EventTarget {
     return this.#inner !== null;
   }
 
-  then(onFulfilled, onRejected) {
-    return this.promise.then(onFulfilled, onRejected);
-  }
-
-  catch(onRejected) {
-    return this.promise.catch(onRejected);
-  }
-
-  finally(onFinally) {
-    return this.promise.finally(onFinally);
-  }
-
   pause() {
     if (this.#inner) return this.#inner.pause();
     if (this.#state === "queued") this.#setState("paused");
@@ -129,6 +117,13 @@ export class QueuedUpload extends EventTarget {
     this.#state = s;
     this.dispatchEvent(Object.assign(new Event("statechange"), { state: s }));
   }
+}
+
+// A thenable, as Upload: then, catch and finally are the promise's.
+for (const name of ["then", "catch", "finally"]) {
+  QueuedUpload.prototype[name] = function (...args) {
+    return this.promise[name](...args);
+  };
 }
 
 /**
