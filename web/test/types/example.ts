@@ -156,3 +156,13 @@ export async function widgets(files: File[], url: string): Promise<number> {
   xhr.send(files[0]);
   return q.loaded + xhr.readyState;
 }
+
+// The Uppy plugin's options.
+import { MediaUpload as MediaUploadPlugin } from "../../js/uppy.js";
+export const pluginOptions: ConstructorParameters<typeof MediaUploadPlugin>[1] = {
+  load: () => load(),
+  getOptions: (file) => ({ url: "/upload?name=" + file.id, metadata: { name: file.name } }),
+  limit: 2,
+};
+// @ts-expect-error getOptions is required
+export const badPluginOptions: ConstructorParameters<typeof MediaUploadPlugin>[1] = { load: () => load() };
