@@ -211,3 +211,19 @@ test("uppy: a failed file shows Uppy's error, and Uppy's retry resumes from the 
     await page.close();
   }
 });
+
+test("uppy: removing one file mid-upload cancels it alone", async () => {
+  const page = await open("uppy", { chunk: "262144" });
+  try {
+    const list = files("uppy-remove", [40 * MiB, 2 * MiB]);
+    await give(page, "uppy", list);
+    await page.waitForFunction(() => window.uppy.getFiles().some((f) => f.progress.bytesUploaded > 0), null, { timeout: WAIT });
+    await page.evaluate((name) => window.uppy.removeFile(window.uppy.getFiles().find((f) => f.name === name).id), list[0].name);
+    await page.waitForFunction(WIDGETS.uppy.done, null, { timeout: WAIT });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await ref.object(list[0].name), undefined, "the removed file was not stored");
+    assert.deepEqual(await env.checkStored(list[1].name, list[1].size, list[1].seed), []);
+  } finally {
+    await page.close();
+  }
+});

@@ -342,3 +342,28 @@ test("XMLHttpRequest: an HTTP refusal is an answer with its status, as a real on
   assert.equal(out.real.fields.status, 403);
   assert.deepEqual(out.mu.shape.filter((s) => !s.startsWith("upload.")), out.real.shape.filter((s) => !s.startsWith("upload.")));
 });
+
+test("XMLHttpRequest: a FormData without exactly one File is a network error, before any request", async () => {
+  const out = await page.evaluate(async (url) => {
+    const mu = await T.load();
+    const res = [];
+    for (const n of [0, 2]) {
+      const xhr = new mu.XMLHttpRequest();
+      const log = X.record(xhr);
+      const form = new FormData();
+      form.append("key", "value");
+      for (let i = 0; i < n; i++) form.append("file" + i, T.file(1000, i, `f${i}.bin`));
+      const ended = X.ended(xhr);
+      xhr.open("POST", url);
+      xhr.send(form);
+      await ended;
+      res.push({ shape: X.shape(log), status: xhr.status });
+    }
+    return res;
+  }, ref.uploadURL(unique("xn")));
+  for (const r of out) {
+    assert.equal(r.status, 0);
+    assert.ok(r.shape.includes("error:4:0/0"), String(r.shape));
+  }
+  assert.deepEqual((await ref.log()).filter((e) => e.kind !== "preflight"), [], "no request was sent");
+});
