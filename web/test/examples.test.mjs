@@ -7,6 +7,8 @@
 // server's random faults on every file still lands.
 
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, beforeEach, test as nodeTest } from "node:test";
 import { KiB, MiB, REPO_ROOT, pseudoRandomBytes, startAll } from "./harness.mjs";
@@ -16,6 +18,9 @@ const WAIT = 60_000;
 
 let env, ref, web;
 let seq = 0;
+// The files given to the widgets are written here (a path is much quicker for Playwright to
+// hand to Chromium than a buffer).
+const filesDir = mkdtempSync(join(tmpdir(), "mediaupload-examples-"));
 
 before(async () => {
   env = await startAll();
@@ -23,7 +28,10 @@ before(async () => {
   web.dir("/examples/", join(REPO_ROOT, "web/examples"));
   web.dir("/node_modules/", join(REPO_ROOT, "node_modules"));
 });
-after(() => env?.close());
+after(async () => {
+  await env?.close();
+  rmSync(filesDir, { recursive: true, force: true });
+});
 beforeEach(async () => {
   await ref.reset();
   await ref.clearFaults();
@@ -98,9 +106,12 @@ function files(prefix, sizes) {
 
 async function give(page, name, list) {
   const w = WIDGETS[name];
-  await page.locator(w.input).first().setInputFiles(
-    list.map((f) => ({ name: f.name, mimeType: f.mimeType, buffer: Buffer.from(pseudoRandomBytes(f.size, f.seed)) })),
-  );
+  const paths = list.map((f) => {
+    const path = join(filesDir, f.name);
+    writeFileSync(path, pseudoRandomBytes(f.size, f.seed));
+    return path;
+  });
+  await page.locator(w.input).first().setInputFiles(paths);
   if (w.start) await w.start(page);
 }
 
