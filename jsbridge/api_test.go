@@ -277,8 +277,8 @@ func TestAPIGetHeadersRejects(t *testing.T) {
 	h := fakeHost(t, resumable(""))
 	id := start(h, blobOf([]byte("x"), ""), jsFunc("return Promise.reject(new Error('no token'))"), `{url: "https://up.example/u", getHeaders: true}`)
 	end := ended(t, h, id)
-	// core reports a getHeaders that failed before the first request as a bad argument.
-	if end.Index(1).String() != "fail" || end.Index(2).String() != "invalid_argument" || !strings.Contains(end.Index(3).String(), "no token") {
+	// A getHeaders that failed is an auth_error (API.md), its message kept.
+	if end.Index(1).String() != "fail" || end.Index(2).String() != "auth_error" || !strings.Contains(end.Index(3).String(), "no token") {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	if n := len(sendsOf(h, id)); n != 0 {

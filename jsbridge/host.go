@@ -303,7 +303,7 @@ func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 	case a.kind != "ok":
 		return nil, a.err()
 	case int64(c.copied) != p.Len():
-		return nil, errors.New("jsbridge: the file changed while it was read")
+		return nil, errors.New("the file changed while it was read")
 	}
 	return c.dst, nil
 }
@@ -367,7 +367,7 @@ func (e *FetchError) Error() string {
 	// Chromium rejects the same way for a lost connection, a CORS refusal and a redirect
 	// that redirect mode "error" refused (a 308 with a Location): script cannot tell them
 	// apart (doc.go).
-	return "jsbridge: fetch failed (a network failure, a CORS refusal, or a redirect, which is never followed): " + e.Err.Error()
+	return "fetch failed (a network failure, a CORS refusal, or a redirect, which is never followed): " + e.Err.Error()
 }
 
 func (e *FetchError) Unwrap() error { return e.Err }
@@ -378,7 +378,7 @@ func (e *FetchError) Unwrap() error { return e.Err }
 type RedirectError struct{ URL string }
 
 func (e *RedirectError) Error() string {
-	return "jsbridge: the server answered " + e.URL + " with a redirect (a 308 with a Location), which an upload never follows"
+	return "the server answered " + e.URL + " with a redirect (a 308 with a Location), which an upload never follows"
 }
 
 // Code returns "protocol_error", which makes core stop at once.

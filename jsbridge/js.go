@@ -37,9 +37,9 @@ type jsError struct {
 
 func (e *jsError) Error() string {
 	if e.name == "" {
-		return "jsbridge: " + e.message
+		return e.message
 	}
-	return "jsbridge: " + e.name + ": " + e.message
+	return e.name + ": " + e.message
 }
 
 // errorFrom turns a thrown or rejected JS value into a Go error.

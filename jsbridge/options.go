@@ -41,6 +41,7 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	str("uploadType", &utype)
 	str("contentType", &opts.ContentType)
 	str("sessionURL", &opts.SessionURL)
+	str("origin", &opts.Origin) // the page's, for messages (the loader sets it)
 	flag("queryStatusEachChunk", &opts.QueryStatusEachChunk)
 	flag("noRedirect308", &opts.NoRedirect308)
 	if err != nil {

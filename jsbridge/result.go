@@ -33,9 +33,9 @@ func progressArgs(p core.Progress) []any {
 	return []any{p.Loaded, p.Total, p.Confirmed, p.BytesPerSecond, left}
 }
 
-// retryArgs are the arguments of the retry report: attempt, delayMs, status, error.
+// retryArgs are the arguments of the retry report: attempt, delayMs, status, error, restart.
 func retryArgs(r core.RetryInfo) []any {
-	return []any{r.Attempt, ms(r.Delay), r.Status, errString(r.Err)}
+	return []any{r.Attempt, ms(r.Delay), r.Status, errString(r.Err), r.Restart}
 }
 
 // requestArgs are the arguments of the request report: method, url, contentRange, status,

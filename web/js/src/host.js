@@ -21,7 +21,8 @@
 //   headers(id, cb)           calls getHeaders: cb("ok", "name\nvalue\n…") | cb("bad", reason)
 //                             | cb("error", name, message)
 //   wantRequests(id)          whether anyone listens to per-request reports
-//   emit(id, type, ...args)   a report for the sink; "done" and "fail" end the entry
+//   emit(id, type, ...args)   a report for the sink; "done" and "fail" end the entry ("fail"
+//                             gets the JS error behind it, if any, as its sixth argument)
 
 // The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
 const MAX_BODY = 1 << 20;
@@ -92,10 +93,12 @@ export function createHost() {
             text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
           }
           if (e.ac === ac) e.ac = null;
+          e.cause = undefined; // an answer came: an earlier failure is not why the upload ends
           answer(id, e, cb, "ok", res.status, get("range"), get("location"), override, get("retry-after"), text);
         })
         .catch((err) => {
           if (e.ac === ac) e.ac = null;
+          e.cause = err; // the cause of a network_error, should the retries run out
           answer(id, e, cb, "fetch", ...failure(err));
         });
     },
@@ -135,7 +138,10 @@ export function createHost() {
             const flat = flatHeaders(v);
             answer(id, e, cb, flat.bad ? "bad" : "ok", flat.bad ?? flat.text);
           },
-          (err) => answer(id, e, cb, "error", ...failure(err)),
+          (err) => {
+            e.cause = err; // the cause of the auth_error
+            answer(id, e, cb, "error", ...failure(err));
+          },
         );
     },
 
@@ -150,6 +156,8 @@ export function createHost() {
         entries.delete(id);
         e.ac?.abort();
       }
+      // A failure's JS cause (a fetch TypeError, what getHeaders threw) goes with it.
+      if (type === "fail") args[5] = e.cause;
       try {
         e.sink[type]?.(...args);
       } catch (err) {

@@ -3,7 +3,9 @@
 
 import { goClass } from "./go-runtime.js";
 import { createHost } from "./host.js";
+import { UploadQueue } from "./queue.js";
 import { Upload } from "./upload.js";
+import { xhrClass } from "./xhr.js";
 import { instantiateWasm, wasmURLFor } from "./wasm.js";
 
 let loading = null; // the promise of the one instance, shared by every call of load
@@ -41,9 +43,12 @@ async function instantiate({ wasmURL }) {
     );
   });
   const engine = mainThreadEngine(api, host);
+  const upload = (blob, options) => new Upload(engine, blob, options);
   return Object.freeze({
     version: api.version,
-    upload: (blob, options) => new Upload(engine, blob, options),
+    upload,
+    queue: (options) => new UploadQueue(upload, options),
+    XMLHttpRequest: xhrClass(upload),
   });
 }
 

@@ -154,7 +154,7 @@ export class Upload extends EventTarget {
   abort() {
     if (this.#settled) return;
     if (this.#id) this.#engine.abort(this.#id);
-    this.#fail({ code: "aborted", message: "mediaupload: upload aborted" });
+    this.#fail({ code: "aborted", message: "the upload was aborted" });
   }
 
   #resumeTo = "uploading";
@@ -178,8 +178,8 @@ export class Upload extends EventTarget {
       progress: live((loaded, total, confirmed, bytesPerSecond, secondsLeft) =>
         this.#enqueue(() => this.#dispatchProgress("progress", { loaded, confirmed, bytesPerSecond, secondsLeft })),
       ),
-      retry: live((attempt, delayMs, status, error) =>
-        this.#enqueue(() => this.#emit("retry", "onRetry", { attempt, delayMs, status, error })),
+      retry: live((attempt, delayMs, status, error, restart) =>
+        this.#enqueue(() => this.#emit("retry", "onRetry", { attempt, delayMs, status, error, restart: Boolean(restart) })),
       ),
       session: live((url) => {
         this.#sessionURL = url;
@@ -192,8 +192,9 @@ export class Upload extends EventTarget {
       done: live((status, body, sessionURL) =>
         this.#done({ status, metadata: parseJSON(body), body, sessionURL: sessionURL || null }),
       ),
-      fail: live((code, message, status, responseText, sessionURL) =>
-        this.#fail({ code, message, status, responseText, sessionURL: sessionURL || null }),
+      // cause: the JS error behind a network_error or an auth_error, kept by the host.
+      fail: live((code, message, status, responseText, sessionURL, cause) =>
+        this.#fail({ code, message, status, responseText, sessionURL: sessionURL || null, cause }),
       ),
     };
   }
@@ -228,6 +229,7 @@ export class Upload extends EventTarget {
       status: info.status ?? this.#lastStatus,
       responseText: info.responseText ?? "",
       sessionURL: info.sessionURL ?? this.#sessionURL,
+      cause: info.cause,
     });
     const aborted = err.code === "aborted";
     // Only a failure that a later try could get past keeps the session for resume: true.
@@ -361,21 +363,36 @@ const PROTOCOL_OPTIONS = [
 ];
 
 function wireOptions(options, sessionURL) {
-  const out = { getHeaders: typeof options.getHeaders === "function" };
-  if (sessionURL !== undefined) out.sessionURL = sessionURL;
+  // The page's origin, for the message of a network error (a CORS refusal is the likely one).
+  const out = { getHeaders: typeof options.getHeaders === "function", origin: String(globalThis.location?.origin ?? "") };
+  if (sessionURL !== undefined) out.sessionURL = absolute(sessionURL);
   for (const name of PROTOCOL_OPTIONS) {
     try {
-      const v = options[name];
+      let v = options[name];
       if (v === undefined) continue;
+      if (name === "url") v = absolute(v);
       if (name === "metadata" && v !== null && !isPlainObject(v)) {
-        return { bad: "mediaupload: invalid metadata: not a plain object" };
+        return { bad: "invalid metadata: not a plain object" };
       }
       out[name] = structuredClone(v);
     } catch (err) {
-      return { bad: `mediaupload: invalid ${name}: ${err?.message ?? err}` };
+      return { bad: `invalid ${name}: ${err?.message ?? err}` };
     }
   }
   return { options: out };
+}
+
+// A relative url ("/upload/…") resolved against the page's base URL (a worker's location
+// there); anything else is left to the Go side's check.
+function absolute(url) {
+  // Whitespace in a url is a mistake (a pasted sentence, say), not a path to resolve.
+  if (typeof url !== "string" || url === "" || /\s/.test(url)) return url;
+  const base = globalThis.document?.baseURI ?? globalThis.location?.href;
+  try {
+    return base ? new URL(url, base).href : url;
+  } catch {
+    return url;
+  }
 }
 
 function isPlainObject(v) {
@@ -397,18 +414,18 @@ function parseJSON(body) {
 // The checks the Go side cannot make: what the loader itself uses. The Go side validates url,
 // method, uploadType, chunkSize and the other protocol options.
 function checkArguments(blob, options) {
-  if (!(blob instanceof Blob)) return "mediaupload: the first argument must be a Blob or File";
+  if (!(blob instanceof Blob)) return "the first argument must be a Blob or File";
   if (options == null || typeof options !== "object") {
-    return "mediaupload: the options must be an object with at least a url";
+    return "the options must be an object with at least a url";
   }
   for (const name of ["onProgress", "onRetry", "onStateChange", "onRequest", "getHeaders"]) {
     if (options[name] != null && typeof options[name] !== "function") {
-      return `mediaupload: ${name} must be a function`;
+      return `${name} must be a function`;
     }
   }
   const { signal } = options;
   if (signal != null && (typeof signal.addEventListener !== "function" || !("aborted" in signal))) {
-    return "mediaupload: signal must be an AbortSignal";
+    return "signal must be an AbortSignal";
   }
   return "";
 }
