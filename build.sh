@@ -4,6 +4,8 @@
 #   ./build.sh test     install what the tests need, then run every test
 #   ./build.sh serve    build dist/, then run the demo server (flags are passed on)
 #   ./build.sh bench    build dist/, then print the browser throughput and memory figures
+#   ./build.sh soak     build dist/, then run the random-fault soak (MEDIAUPLOAD_SOAK_N uploads,
+#                       default 400; MEDIAUPLOAD_SOAK_SEED to repeat a run) and print its figures
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -140,8 +142,17 @@ bench)
 	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$BENCH_TMP/goloop.wasm" ./web/bench/goloop
 	BENCH_GOLOOP="$BENCH_TMP/goloop.wasm" BENCH_WASM_EXEC="$(go env GOROOT)/lib/wasm/wasm_exec.js" node web/bench/bench.mjs
 	;;
+soak)
+	need_chromium
+	need_npm
+	build
+	SOAK_TMP=$(mktemp -d)
+	trap 'rm -rf "$SOAK_TMP"' EXIT
+	go build -o "$SOAK_TMP/refserver" ./web/cmd/refserver
+	TMPDIR="$SOAK_TMP" MEDIAUPLOAD_REFSERVER="$SOAK_TMP/refserver" node web/test/soak.mjs
+	;;
 *)
-	echo "usage: ./build.sh [build|test|serve|bench]" >&2
+	echo "usage: ./build.sh [build|test|serve|bench|soak]" >&2
 	exit 2
 	;;
 esac
