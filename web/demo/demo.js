@@ -306,6 +306,10 @@ function addFile(file) {
     else if (entry.up) entry.up.resume();
   };
   $(".cancel", row).onclick = () => entry.up && entry.up.abort();
+  // Opened, the log shows the newest requests first in view.
+  $(".log", row).addEventListener("toggle", (e) => {
+    if (e.target.open) $(".log-wrap", row).scrollTop = $(".log-wrap", row).scrollHeight;
+  });
   start(entry);
 }
 
@@ -449,7 +453,7 @@ function progress(entry, p) {
 function logRow(entry, cells, cls) {
   const wrap = $(".log-wrap", entry.row);
   // Follow the newest request, unless the reader has scrolled up to look at older ones.
-  const follow = wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 24;
+  const follow = !$(".log", entry.row).open || wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 24;
   const tbody = $(".log tbody", entry.row);
   const tr = document.createElement("tr");
   if (cls) tr.className = cls;
@@ -657,7 +661,7 @@ function wire() {
   for (const el of document.querySelectorAll("input[name=target]")) {
     el.addEventListener("change", () => { refreshNote(); loadObjects(); });
   }
-  for (const id of ["#statusEachChunk", "#checksum", "#customURL"]) $(id).addEventListener("change", refreshNote);
+  for (const id of ["#statusEachChunk", "#checksum", "#customURL", "#chunkSize", "#uploadType"]) $(id).addEventListener("change", refreshNote);
   $("#flaky").addEventListener("change", syncFlaky);
   $("#seed").addEventListener("change", () => settings().flaky && syncFlaky());
   $("#speed").addEventListener("change", syncSpeed);
