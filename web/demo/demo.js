@@ -55,7 +55,7 @@ function refreshNote() {
   $("#storedOn").textContent = targetNames[s.target];
   const notes = [];
   if (s.target === "gcs" && s.statusEachChunk) {
-    notes.push("fake-gcs-server finishes the object when it receives a status query, so with this option it ends early with a short object (PROTOCOL.md §7).");
+    notes.push("fake-gcs-server finishes the object when it receives a status query, so with this option it ends early with a short object (docs/protocol.md, section 7).");
   }
   if (s.target !== "ref" && s.flaky) notes.push("The flaky network applies to the reference server only.");
   // A fixed small chunk costs a request (and, on a real server, a round trip) per chunk; the
