@@ -1,8 +1,11 @@
 // End-to-end test of the demo: the serve program (web/cmd/serve, what `./build.sh serve` runs)
 // on a free port, the demo page in headless Chromium, files picked through the file input.
 // Every check is what a user would see: the rows reach 100 % and "md5 ✓ match", the objects
-// arrive on the server intact, pause holds, cancel stops, the flaky network is survived, and a
-// bad custom target gives a readable error in the row.
+// arrive on the server intact, pause holds, cancel stops (shown as "cancelled", not as a
+// failure), the flaky network is survived (retry waits written like "1.6 s"), a bad custom
+// target gives a readable error in the row, the drop zone works from the keyboard with a visible
+// focus, a 0-byte file ends at 100 %, the request log follows the newest request and fits a
+// phone, and a reload asks first, then the same file picked again resumes where it stopped.
 //
 // Environment: MEDIAUPLOAD_SERVE (a prebuilt serve binary; default: go build it),
 // MEDIAUPLOAD_DIST (default <repo>/dist), MEDIAUPLOAD_TEST_OUT (screenshots; default
