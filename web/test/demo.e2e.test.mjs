@@ -437,6 +437,10 @@ test("a bad custom target and a bad URL give readable errors in the row; a check
 test("keyboard: the drop zone shows its focus and Enter opens the picker; a 0-byte file ends at 100 %; small chunks on fake-gcs-server warn", async () => {
   const page = await openDemo();
   try {
+    // Playwright catches file choosers only once it listens (set up asynchronously): listen from
+    // the start, or an Enter pressed right away opens a chooser nobody sees.
+    const chooser = page.waitForEvent("filechooser", { timeout: 30_000 });
+    chooser.catch(() => {});
     // The warning for a fixed small chunk against the slow emulator, gone with the default.
     await choose(page, { target: "gcs", chunkSize: CHUNK });
     await page.waitForSelector("#note:not([hidden])", { timeout: 5000 });
@@ -457,14 +461,12 @@ test("keyboard: the drop zone shows its focus and Enter opens the picker; a 0-by
       return { style: cs.outlineStyle, width: parseFloat(cs.outlineWidth) };
     });
     assert.ok(outline.style !== "none" && outline.width >= 2, `no visible focus ring: ${JSON.stringify(outline)}`);
+    await page.keyboard.press("Enter");
+    const fc = await chooser;
     await page.screenshot({ path: join(OUT_DIR, "demo-focus.png"), clip: await page.$eval("#drop", (el) => {
       const r = el.getBoundingClientRect();
       return { x: Math.max(0, r.x - 8), y: Math.max(0, r.y - 8), width: r.width + 16, height: r.height + 16 };
     }) });
-
-    const chooser = page.waitForEvent("filechooser", { timeout: 5000 });
-    await page.keyboard.press("Enter");
-    const fc = await chooser;
     const empty = { name: "kbd-empty.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(0) };
     await fc.setFiles([empty]);
     const r = await waitFinished(page, [empty.name], 20_000);
