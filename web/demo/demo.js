@@ -140,8 +140,9 @@ function fmtLeft(sec) {
   if (sec == null || !Number.isFinite(sec)) return "";
   if (sec < 1) return "< 1 s left";
   if (sec < 90) return `${Math.round(sec)} s left`;
-  const m = Math.floor(sec / 60), s = Math.round(sec % 60);
-  return `${m}:${String(s).padStart(2, "0")} left`;
+  const total = Math.round(sec), h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+  const mm = h > 0 ? `${h}:${String(m).padStart(2, "0")}` : String(m);
+  return `${mm}:${String(s).padStart(2, "0")} left`;
 }
 
 function fmtError(err) {
