@@ -90,7 +90,7 @@ func (h *hasher) catchUp(ctx Context, src Source, to int64) error {
 func (h *hasher) write(ctx Context, offset int64, p Piece) error {
 	rp, ok := p.(ReadablePiece)
 	if !ok {
-		return errors.New("core: the source's bytes cannot be read for a checksum")
+		return errors.New("the source's bytes cannot be read for a checksum")
 	}
 	b, err := rp.Read(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // The error codes of shared/API.md. Every error Upload.Run returns maps onto exactly one of
@@ -16,7 +17,13 @@ const (
 	CodeProtocol         = "protocol_error"
 	CodeChecksum         = "checksum_mismatch"
 	CodeAborted          = "aborted"
+	CodeAuth             = "auth_error"
+	CodeSource           = "source_error"
 )
+
+// The messages of the errors below are written for a person reading them in a page's console
+// or an error banner: what failed, where, and the likely reasons, with no package names. The
+// underlying error stays reachable through Unwrap (the JS side's error.cause).
 
 // Code returns the shared/API.md code for err: the code of the first error in its chain that
 // has one, and "network_error" for anything else.
@@ -39,7 +46,7 @@ type ArgumentError struct {
 	Reason string
 }
 
-func (e *ArgumentError) Error() string { return "core: invalid " + e.Field + ": " + e.Reason }
+func (e *ArgumentError) Error() string { return "invalid " + e.Field + ": " + e.Reason }
 
 // Code returns "invalid_argument".
 func (e *ArgumentError) Code() string { return CodeInvalidArgument }
@@ -52,7 +59,7 @@ type HTTPError struct {
 	Body   []byte
 }
 
-func (e *HTTPError) Error() string { return "core: server answered " + strconv.Itoa(e.Status) }
+func (e *HTTPError) Error() string { return "the server answered " + statusText(e.Status) }
 
 // Code returns "http_error".
 func (e *HTTPError) Code() string { return CodeHTTP }
@@ -60,11 +67,27 @@ func (e *HTTPError) Code() string { return CodeHTTP }
 // NetworkError is a request that got no answer, after the retries ran out.
 type NetworkError struct {
 	Attempts int
+	URL      string // the request that got no answer
+	Origin   string // the page's origin (Options.Origin), "" where unknown
 	Err      error
 }
 
 func (e *NetworkError) Error() string {
-	return "core: network failed after " + strconv.Itoa(e.Attempts) + " attempts: " + e.Err.Error()
+	where := "the server"
+	if e.URL != "" {
+		where = withoutQuery(e.URL) // a session URI's query is long and says nothing to a person
+	}
+	from, cors := "", "the server does not allow cross-origin requests from this page (CORS)"
+	if e.Origin != "" {
+		from = " from " + e.Origin
+		cors = "the server does not allow cross-origin requests from " + e.Origin + " (CORS: it must answer the preflight and list this origin in Access-Control-Allow-Origin)"
+	}
+	tries := "1 attempt"
+	if e.Attempts != 1 {
+		tries = strconv.Itoa(e.Attempts) + " attempts"
+	}
+	return "could not reach " + where + from + " (" + tries + "). Likely reasons: " + cors +
+		"; the server is down or the address is wrong; or this device is offline"
 }
 
 // Code returns "network_error".
@@ -80,7 +103,7 @@ type RetriesExhaustedError struct {
 }
 
 func (e *RetriesExhaustedError) Error() string {
-	return "core: server answered " + strconv.Itoa(e.Last.Status) + " after " + strconv.Itoa(e.Attempts) + " attempts"
+	return "the server answered " + statusText(e.Last.Status) + " " + strconv.Itoa(e.Attempts) + " times in a row; it may be overloaded or down"
 }
 
 // Code returns "retries_exhausted".
@@ -96,7 +119,10 @@ type SessionExpiredError struct {
 }
 
 func (e *SessionExpiredError) Error() string {
-	return "core: upload session lost (" + strconv.Itoa(e.Last.Status) + ") " + strconv.Itoa(e.Sessions) + " times"
+	if e.Sessions <= 1 {
+		return "the upload session is gone (the server answered " + statusText(e.Last.Status) + ") and a new one could not be started from here"
+	}
+	return "the upload session was lost " + strconv.Itoa(e.Sessions) + " times (the server answered " + statusText(e.Last.Status) + "); starting over did not help"
 }
 
 // Code returns "session_expired".
@@ -111,7 +137,7 @@ type ProtocolError struct {
 	Status int // the status of the offending answer
 }
 
-func (e *ProtocolError) Error() string { return "core: protocol error: " + e.Reason }
+func (e *ProtocolError) Error() string { return "the server's answer cannot be right: " + e.Reason }
 
 // Code returns "protocol_error".
 func (e *ProtocolError) Code() string { return CodeProtocol }
@@ -120,12 +146,25 @@ func (e *ProtocolError) Code() string { return CodeProtocol }
 // (context.Canceled, say), so errors.Is(err, context.Canceled) holds.
 type AbortedError struct{ Err error }
 
-func (e *AbortedError) Error() string { return "core: upload aborted: " + e.Err.Error() }
+func (e *AbortedError) Error() string { return "the upload was aborted" }
 
 // Code returns "aborted".
 func (e *AbortedError) Code() string { return CodeAborted }
 
 func (e *AbortedError) Unwrap() error { return e.Err }
+
+// AuthError is a GetHeader that failed (the page's getHeaders threw or rejected: its token
+// service is down, say). Err is its error.
+type AuthError struct{ Err error }
+
+func (e *AuthError) Error() string {
+	return "getHeaders failed, so no request could be authorised: " + e.Err.Error()
+}
+
+// Code returns "auth_error".
+func (e *AuthError) Code() string { return CodeAuth }
+
+func (e *AuthError) Unwrap() error { return e.Err }
 
 // ChecksumError is a server whose hash of the stored object differs from the source's.
 type ChecksumError struct {
@@ -135,7 +174,7 @@ type ChecksumError struct {
 }
 
 func (e *ChecksumError) Error() string {
-	return "core: " + e.Kind + " mismatch: sent " + e.Local + ", server has " + e.Server
+	return "the stored object's " + e.Kind + " differs from the file's: sent " + e.Local + ", the server has " + e.Server
 }
 
 // Code returns "checksum_mismatch".
@@ -151,4 +190,53 @@ func Find[T error](err error) (T, bool) {
 	}
 	var zero T
 	return zero, false
+}
+
+// statusText returns a status with its reason phrase where it is one an upload meets, so that
+// "403 Forbidden" reads at once.
+func statusText(status int) string {
+	s := strconv.Itoa(status)
+	switch status {
+	case 400:
+		return s + " Bad Request"
+	case 401:
+		return s + " Unauthorized"
+	case 403:
+		return s + " Forbidden"
+	case 404:
+		return s + " Not Found"
+	case 405:
+		return s + " Method Not Allowed"
+	case 408:
+		return s + " Request Timeout"
+	case 409:
+		return s + " Conflict"
+	case 410:
+		return s + " Gone"
+	case 411:
+		return s + " Length Required"
+	case 412:
+		return s + " Precondition Failed"
+	case 413:
+		return s + " Content Too Large"
+	case 429:
+		return s + " Too Many Requests"
+	case 500:
+		return s + " Internal Server Error"
+	case 502:
+		return s + " Bad Gateway"
+	case 503:
+		return s + " Service Unavailable"
+	case 504:
+		return s + " Gateway Timeout"
+	}
+	return s
+}
+
+// withoutQuery returns url up to its query or fragment.
+func withoutQuery(url string) string {
+	if i := strings.IndexAny(url, "?#"); i >= 0 {
+		return url[:i]
+	}
+	return url
 }

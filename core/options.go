@@ -55,6 +55,10 @@ type Options struct {
 	// must then be ReadablePieces.
 	Checksum Checksum
 
+	// Origin is the origin the requests are made from (a page's location.origin), named in
+	// the message of a network error, where a CORS refusal is the likely reason; "" if none.
+	Origin string
+
 	// Clock is the source of time; nil means package time's clock, except on js/wasm,
 	// where it is required (see Clock).
 	Clock Clock
@@ -189,6 +193,10 @@ type RetryInfo struct {
 	Delay   Duration // the wait about to start
 	Status  int      // the answer's status, 0 for a lost connection
 	Err     error    // the failure, as it would be reported if the retries ran out
+	// Restart is true when the session was lost (404 or 410) and a new one starts from byte 0
+	// (PROTOCOL.md section 5): Delay is then 0, the state goes back to "starting", and
+	// Progress.Confirmed drops to 0 while Loaded stays.
+	Restart bool
 }
 
 // RequestInfo is told to OnRequest after each request, answered or not.

@@ -100,9 +100,15 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			if lost > p.NewSessions || u.o.URL == "" {
 				return nil, &SessionExpiredError{Sessions: lost, Last: httpError(resp)}
 			}
+			// Told in this order: the retry (restart), confirmed back to 0 (loaded stays: it
+			// never goes backwards, API.md), then the state "starting".
 			u.setSession("")
+			if u.o.OnRetry != nil {
+				u.o.OnRetry(RetryInfo{Attempt: lost, Status: resp.Status, Err: httpError(resp), Restart: true})
+			}
 			u.prog.p.Confirmed = 0
 			u.emitProgress()
+			u.setState(StateStarting)
 		case vBackoff, vThrottle:
 			// A lost connection or a 5xx: wait, then ask the session what it holds (section 4).
 			if err := u.retry(ctx, v, resp, err); err != nil {

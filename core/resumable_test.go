@@ -235,10 +235,16 @@ func TestResumableExchanges(t *testing.T) {
 			wantCode: CodeRetriesExhausted,
 		},
 		{
-			name: "lost connections on every try: network_error after 5 retries",
+			name:     "a server never reached: network_error after 2 quick retries, not the whole backoff",
+			size:     10,
+			exs:      repeat(3, ex{method: "POST", n: -1, drop: true}),
+			wantCode: CodeNetwork,
+		},
+		{
+			name: "lost connections once the server has answered: network_error after 5 retries",
 			size: 10,
-			exs: append([]ex{{method: "POST", n: -1, drop: true}},
-				repeat(5, ex{method: "POST", n: -1, drop: true})...),
+			exs: append([]ex{start(), {cr: "bytes 0-9/10", n: 10, drop: true}},
+				repeat(5, ex{cr: "bytes */10", n: 0, drop: true})...),
 			wantCode: CodeNetwork,
 		},
 		{

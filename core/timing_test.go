@@ -70,7 +70,7 @@ func TestBackoffWaits(t *testing.T) {
 		code   string
 	}{
 		{"default: 2^n s plus jitter", def, 503, nil, 5, secs(1.5, 2.5, 4.5, 8.5, 16.5), ""},
-		{"lost connections back off the same way", def, 0, nil, 3, secs(1.5, 2.5, 4.5), ""},
+		{"a server never reached: two short waits, then network_error", def, 0, nil, 3, secs(1, 1), CodeNetwork},
 		{"a single wait never exceeds the cap", capped, 500, nil, 7, secs(1.5, 2.5, 4.5, 5, 5, 5, 5), ""},
 		{"one more failure than retries", def, 504, nil, 6, secs(1.5, 2.5, 4.5, 8.5, 16.5), CodeRetriesExhausted},
 		{"configurable figures", fast, 502, nil, 4, secs(0.1, 0.2, 0.4, 0.8), ""},
@@ -94,6 +94,32 @@ func TestBackoffWaits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Once the server has answered, lost connections back off as 5xx answers do.
+func TestLostConnectionsBackOffOnceAnswered(t *testing.T) {
+	p := DefaultRetryPolicy()
+	p.Rand = func() float64 { return 0.5 }
+	synctest.Test(t, func(t *testing.T) {
+		s := &timedScript{script: script{t: t}, t0: time.Now()}
+		s.exs = append(s.exs, ex{method: "POST", n: -1, status: 503})
+		s.exs = append(s.exs, repeat(4, ex{method: "POST", n: -1, drop: true})...)
+		s.exs = append(s.exs, ex{method: "POST", n: -1, status: 200})
+		u, err := New(s, &memSource{data: data(10)}, Options{URL: testURL, Type: Media, Retry: &p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var gaps []Duration
+		for i := 1; i < len(s.at); i++ {
+			gaps = append(gaps, s.at[i]-s.at[i-1])
+		}
+		if want := secs(1.5, 2.5, 4.5, 8.5, 16.5); !slices.Equal(gaps, want) {
+			t.Fatalf("waits %v, want %v", gaps, want)
+		}
+	})
 }
 
 func TestBackoffFreshJitter(t *testing.T) {

@@ -27,8 +27,10 @@ type Upload struct {
 	total       int64   // the size, -1 until known
 	hash        *hasher // nil without a checksum
 	prog        progressState
-	backoffs    int // backoff retries since the last progress
-	throttles   int // 429/408 retries since the last progress
+	backoffs    int    // backoff retries since the last progress
+	answered    bool   // some request of this upload got an answer: the server is reachable
+	lastURL     string // the URL of the latest request, for a network error's message
+	throttles   int    // 429/408 retries since the last progress
 	authRetried bool
 }
 
@@ -207,7 +209,7 @@ func (u *Upload) refreshHeaders(ctx Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return &ArgumentError{Field: "getHeaders", Reason: err.Error()}
+			return &AuthError{Err: err}
 		}
 		for k, v := range got {
 			if !validName(k) || !validValue(v) {
@@ -238,9 +240,13 @@ func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	if u.o.OnRequest != nil {
 		t0 = u.o.Clock.Now()
 	}
+	u.lastURL = req.URL
 	resp, err := u.tr.Do(ctx, req)
 	if err == nil && resp == nil {
-		err = errors.New("core: transport returned neither answer nor error")
+		err = errors.New("the transport returned neither an answer nor an error")
+	}
+	if resp != nil {
+		u.answered = true
 	}
 	if resp != nil && resp.Header == nil {
 		resp.Header = Header{}
@@ -280,15 +286,25 @@ func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error 
 	}
 	switch v {
 	case vBackoff:
-		if u.backoffs >= p.Retries {
-			return exhausted(u.backoffs+1, resp, err)
+		retries := p.Retries
+		if err != nil && !u.answered {
+			// Not one answer yet: the first request cannot reach the server at all (no CORS,
+			// a wrong host, a server that is down). Say so within seconds, not after the whole
+			// backoff; an upload under way keeps the protocol's backoff (section 5).
+			retries = min(retries, firstContactRetries)
+		}
+		if u.backoffs >= retries {
+			return u.exhausted(u.backoffs+1, resp, err)
 		}
 		info.Delay = p.backoff(u.backoffs)
+		if !u.answered {
+			info.Delay = min(info.Delay, firstContactDelay)
+		}
 		u.backoffs++
 		info.Attempt = u.backoffs
 	case vThrottle:
 		if u.throttles >= p.ThrottleRetries {
-			return exhausted(u.throttles+1, resp, err)
+			return u.exhausted(u.throttles+1, resp, err)
 		}
 		d, ok := retryAfter(resp.Header.Get("Retry-After"), u.o.Clock.Unix())
 		if !ok {
@@ -330,9 +346,16 @@ func (u *Upload) sleep(ctx Context, d Duration) error {
 	}
 }
 
-func exhausted(attempts int, resp *Response, err error) error {
+// firstContactRetries and firstContactDelay bound the retries of a request that has never
+// reached the server: about three seconds before the page hears why.
+const (
+	firstContactRetries = 2
+	firstContactDelay   = Second
+)
+
+func (u *Upload) exhausted(attempts int, resp *Response, err error) error {
 	if err != nil {
-		return &NetworkError{Attempts: attempts, Err: err}
+		return &NetworkError{Attempts: attempts, URL: u.lastURL, Origin: u.o.Origin, Err: err}
 	}
 	return &RetriesExhaustedError{Attempts: attempts, Last: httpError(resp)}
 }

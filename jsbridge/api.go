@@ -12,29 +12,42 @@ import (
 
 // API returns the object the wasm main hands to the loader (the contract is in doc.go):
 //
-//	{ version, upload(blob, options, sink) -> { pause(), resume(), abort() } }
+//	{ version, upload(id, size, type, options), pause(id), resume(id), abort(id) }
 //
-// Its functions live as long as the module and are never released. Each handle's methods
-// are the module's three shared functions bound to the upload's id, so no upload makes
-// js.Func values of its own that could outlive it, and a handle used after its upload ended
-// does nothing.
+// Its functions live as long as the module and are never released. An upload is known by the
+// id the loader chose; what belongs to it on the JS side (its Blob, sink, getHeaders) stays
+// with the host under that id, and options is a plain copy of the protocol's options. Calls
+// with an id that is not running (an upload that has ended) do nothing.
 func API(version string) js.Value {
 	api := js.Global().Get("Object").New()
 	api.Set("version", version)
-	api.Set("upload", funcOf(func(this js.Value, args []js.Value) (ret any) {
-		sink := arg(args, 2)
+	api.Set("upload", funcOf(func(this js.Value, args []js.Value) any {
+		id, ok := integer(arg(args, 0))
+		if !ok {
+			return nil
+		}
+		c := newConn(int(id))
 		defer func() {
 			if r := recover(); r != nil {
-				fail(sink, internalError(r), "")
-				ret = inertHandle()
+				c.fail(internalError(r), "")
+				c.close()
 			}
 		}()
-		return reg.start(arg(args, 0), arg(args, 1), sink)
+		size, _ := integer(arg(args, 1))
+		typ := ""
+		if t := arg(args, 2); t.Type() == js.TypeString {
+			typ = t.String()
+		}
+		reg.start(c, size, typ, arg(args, 3))
+		return nil
 	}))
+	for i, name := range [3]string{"pause", "resume", "abort"} {
+		api.Set(name, handleFuncs[i])
+	}
 	return api
 }
 
-// The methods shared by every handle: the first argument is the upload's id (bound).
+// The methods that act on a running upload: the argument is the upload's id.
 var handleFuncs = [3]js.Func{
 	funcOf(func(this js.Value, args []js.Value) any { return reg.call(args, (*core.Upload).Pause) }),
 	funcOf(func(this js.Value, args []js.Value) any { return reg.call(args, (*core.Upload).Resume) }),
@@ -44,7 +57,6 @@ var handleFuncs = [3]js.Func{
 // registry holds the uploads running, by id.
 type registry struct {
 	mu   sync.Mutex
-	next int
 	runs map[int]*run
 }
 
@@ -55,76 +67,77 @@ type run struct {
 
 var reg = registry{runs: map[int]*run{}}
 
-// start validates the call, starts the upload in its own goroutine and returns its handle.
-// A bad argument is told to sink.fail at once, before any request.
-func (r *registry) start(blob, options, sink js.Value) js.Value {
-	opts, err := Options(blob, options)
-	if err != nil {
-		fail(sink, err, "")
-		return inertHandle()
+// start validates the call and starts the upload in its own goroutine. A bad argument is
+// reported at once (emit "fail"), before any request.
+func (r *registry) start(c *conn, size int64, typ string, options js.Value) {
+	end := func(err error) {
+		c.fail(err, "")
+		c.close()
 	}
-	opts.OnProgress = func(p core.Progress) { tell(sink, "progress", progressArgs(p)...) }
-	opts.OnRetry = func(ri core.RetryInfo) { tell(sink, "retry", retryValue(ri)) }
-	opts.OnState = func(s core.State) { tell(sink, "state", string(s)) }
-	opts.OnSession = func(url string) { tell(sink, "session", url) }
+	opts, err := Options(options, typ, c.headers)
+	if err != nil {
+		end(err)
+		return
+	}
+	opts.OnProgress = func(p core.Progress) { c.emit("progress", progressArgs(p)...) }
+	opts.OnRetry = func(ri core.RetryInfo) { c.emit("retry", retryArgs(ri)...) }
+	opts.OnState = func(s core.State) { c.emit("state", string(s)) }
+	opts.OnSession = func(url string) { c.emit("session", url) }
 	opts.OnRequest = func(ri core.RequestInfo) {
-		// Only when someone listens: the loader sets sink.wantRequests. A request report
-		// per chunk costs a JS call with six arguments, a URL string among them.
-		if want, err := get(sink, "wantRequests"); err == nil && want.Truthy() {
-			tell(sink, "request", requestArgs(ri)...)
+		if c.wantRequests() {
+			c.emit("request", requestArgs(ri)...)
 		}
 	}
-	src, _ := NewBlobSource(blob) // Options checked that blob is a Blob
-	tr := &Fetch{}
-	up, err := core.New(tr, src, opts)
+	up, err := core.New(c, &Source{c: c, size: size}, opts)
 	if err != nil {
-		fail(sink, err, "")
-		return inertHandle()
+		end(err)
+		return
 	}
 	ctx, cancel := newAbortContext()
 	r.mu.Lock()
-	r.next++
-	id := r.next
-	r.runs[id] = &run{up: up, cancel: cancel}
+	if r.runs[c.id] != nil {
+		r.mu.Unlock()
+		end(&core.ArgumentError{Field: "id", Reason: "already running"})
+		return
+	}
+	r.runs[c.id] = &run{up: up, cancel: cancel}
 	r.mu.Unlock()
-	go func() {
-		defer tr.Close() // after Run: its Do calls have all returned
-		r.wait(id, ctx, up, sink)
-	}()
-	return handle(id)
+	go r.wait(c, ctx, up)
 }
 
-// wait runs the upload and tells its end to the sink.
-func (r *registry) wait(id int, ctx core.Context, up *core.Upload, sink js.Value) {
+// wait runs the upload, reports its end, and then lets go of everything: the host drops its
+// entry on that report, and close releases the callbacks (Run's calls have all returned).
+func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload) {
 	defer func() {
 		r.mu.Lock()
-		if rn := r.runs[id]; rn != nil {
+		if rn := r.runs[c.id]; rn != nil {
 			rn.cancel()
-			delete(r.runs, id)
+			delete(r.runs, c.id)
 		}
 		r.mu.Unlock()
 		if p := recover(); p != nil {
-			fail(sink, internalError(p), up.SessionURL())
+			c.fail(internalError(p), up.SessionURL())
 		}
+		c.close()
 	}()
 	res, err := up.Run(ctx)
 	if err != nil {
-		fail(sink, err, up.SessionURL())
+		c.fail(err, up.SessionURL())
 		return
 	}
-	tell(sink, "done", resultValue(res))
+	c.emit("done", res.Status, string(res.Body), res.SessionURL)
 }
 
 // call runs m on the upload whose id is args[0]; a nil m aborts it. Unknown ids (an upload
-// that has ended, an inert handle) do nothing.
+// that has ended) do nothing.
 func (r *registry) call(args []js.Value, m func(*core.Upload)) any {
 	defer func() { _ = recover() }() // nothing to tell: a panic here changes no upload
-	id := arg(args, 0)
-	if id.Type() != js.TypeNumber {
+	id, ok := integer(arg(args, 0))
+	if !ok {
 		return nil
 	}
 	r.mu.Lock()
-	rn := r.runs[id.Int()]
+	rn := r.runs[int(id)]
 	r.mu.Unlock()
 	switch {
 	case rn == nil:
@@ -134,25 +147,6 @@ func (r *registry) call(args []js.Value, m func(*core.Upload)) any {
 		m(rn.up)
 	}
 	return nil
-}
-
-// handle returns {pause, resume, abort} bound to id.
-func handle(id int) js.Value {
-	h := js.Global().Get("Object").New()
-	for i, name := range [3]string{"pause", "resume", "abort"} {
-		h.Set(name, handleFuncs[i].Value.Call("bind", js.Null(), id))
-	}
-	return h
-}
-
-func inertHandle() js.Value { return handle(0) }
-
-// tell calls sink[method](v). Whatever the sink throws stays in JS's hands: it is dropped
-// here, never turned into a Go panic.
-func tell(sink js.Value, method string, args ...any) {
-	// One call: the sink is the loader's own object (not the caller's), so its methods are
-	// called directly. A throwing method is caught, and the upload goes on.
-	_ = try(func() { sink.Call(method, args...) })
 }
 
 // errInternal marks a panic caught at the JS boundary.

@@ -3,48 +3,116 @@
 package jsbridge
 
 import (
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall/js"
 	"testing"
 	"time"
 )
 
-// recorder returns a JS object {sink, events, done, fail} that records what the Go side
-// tells the sink.
-func recorder() js.Value {
-	return jsFunc(`const r = { events: [], done: null, fail: null, failSync: false };
-	r.sink = { wantRequests: true };
-	for (const m of ["state", "retry", "session"]) r.sink[m] = (x) => r.events.push([m, x]);
-	r.sink.progress = (loaded, total, confirmed, bytesPerSecond, secondsLeft) =>
-		r.events.push(["progress", { loaded, total, lengthComputable: total > 0, confirmed, bytesPerSecond, secondsLeft }]);
-	r.sink.request = (method, url, contentRange, status, ms, error) =>
-		r.events.push(["request", { method, url, contentRange, status, ms, error }]);
-	r.sink.done = (x) => { r.done = x };
-	r.sink.fail = (x) => { r.fail = x };
-	return r`).Invoke()
+var api = API("test")
+
+// nextID gives each test upload an id of its own, as the loader does.
+var nextID = 0
+
+// start opens an entry for blob on the host h and starts the upload with the plain options o
+// (a JS expression); it returns the id.
+func start(h, blob js.Value, getHeaders js.Value, o string) int {
+	nextID++
+	entry := object("blob", blob, "sink", object(), "getHeaders", getHeaders)
+	h.Call("open", nextID, entry)
+	api.Call("upload", nextID, blob.Get("size"), blob.Get("type"), jsFunc("return "+o).Invoke())
+	return nextID
 }
 
-// finish waits for the recorder's done or fail.
-func finish(t *testing.T, r js.Value) {
+// resumable is a scripted resumable server: a session start answers with a Location; a chunk
+// is held and answered 308 with the Range, or 200 with body once the whole file is there; a
+// status query answers with what is held. faults(call) may answer first: an array, or "hang"
+// for no answer at all (until an abort).
+func resumable(faults string) js.Value {
+	if faults == "" {
+		faults = "null"
+	}
+	return jsFunc(`const faults = ` + faults + `; let held = 0;
+	return (c) => {
+		const f = faults && faults(c);
+		if (f === "hang") return null; // never answered
+		if (f !== null && f !== undefined) return f;
+		const ok = (status, range = "", location = "", body = "") => ["ok", status, range, location, "", "", body];
+		if (c.method === "POST") return ok(200, "", "https://up.example/s?upload_id=1");
+		const cr = c.headers["content-range"] ?? "";
+		let m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(cr);
+		if (m) {
+			held = Number(m[2]) + 1;
+			if (m[3] !== "*" && held === Number(m[3])) return ok(200, "", "", '{"name":"x","size":"' + held + '"}');
+			return ok(308, "bytes=0-" + m[2]);
+		}
+		m = /^bytes \*\/(\d+|\*)$/.exec(cr);
+		if (m && m[1] !== "*" && held === Number(m[1])) return ok(200, "", "", '{"name":"x"}');
+		return ok(308, held ? "bytes=0-" + (held - 1) : "");
+	}`).Invoke()
+}
+
+// ended waits for the upload id's "done" or "fail" report and returns it.
+func ended(t *testing.T, h js.Value, id int) js.Value {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for r.Get("done").IsNull() && r.Get("fail").IsNull() {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if e := eventsOf(h, id, "done", "fail"); len(e) > 0 {
+			return e[0]
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the upload never ended")
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-func events(r js.Value, kind string) []js.Value {
+// eventsOf returns the reports [id, type, ...args] of upload id whose type is one of types.
+func eventsOf(h js.Value, id int, types ...string) []js.Value {
 	var out []js.Value
-	ev := r.Get("events")
+	ev := h.Get("events")
 	for i := 0; i < ev.Length(); i++ {
-		if e := ev.Index(i); e.Index(0).String() == kind {
-			out = append(out, e.Index(1))
+		e := ev.Index(i)
+		if e.Index(0).Int() != id {
+			continue
+		}
+		for _, typ := range types {
+			if e.Index(1).String() == typ {
+				out = append(out, e)
+			}
 		}
 	}
 	return out
+}
+
+// sendsOf returns the sends of upload id.
+func sendsOf(h js.Value, id int) []js.Value {
+	var out []js.Value
+	s := h.Get("sends")
+	for i := 0; i < s.Length(); i++ {
+		if c := s.Index(i); c.Get("id").Int() == id {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// letGo checks that the upload let go of everything: the host's entry is closed, no callback
+// is pending, every js.Func is released.
+func letGo(t *testing.T, h js.Value, base int64) {
+	t.Helper()
+	settleFuncs(t, base)
+	if n := h.Get("size").Int(); n != 0 {
+		t.Errorf("%d host entries still open", n)
+	}
+	if n := h.Get("pending").Int(); n != 0 {
+		t.Errorf("%d host callbacks pending", n)
+	}
 }
 
 func object(kv ...any) js.Value {
@@ -55,184 +123,216 @@ func object(kv ...any) js.Value {
 	return o
 }
 
-var api = API("test")
-
 func TestAPIUpload(t *testing.T) {
 	base := liveFuncs.Load()
-	ref, bucket, name := refURL(t), unique("api"), unique("obj")
+	h := fakeHost(t, resumable(""))
 	data := randomBytes(2*262144 + 7)
-	r := recorder()
-	h := api.Call("upload", blobOf(data, "text/plain"), object(
-		"url", ref+"/upload/storage/v1/b/"+bucket+"/o",
-		"metadata", object("name", name),
-		"chunkSize", 262144,
-		"headers", object("Authorization", "Bearer t0"),
-		"getHeaders", jsFunc("return Promise.resolve({Authorization: 'Bearer t1'})"),
-		"retry", object("retries", 2, "initialDelayMs", 10, "maxDelayMs", 100, "jitterMs", 0),
-		"onProgress", jsFunc("throw new Error('the loader handles this, Go ignores it')"),
-		"unknownOption", 1,
-	), r.Get("sink"))
-	for _, m := range []string{"pause", "resume", "abort"} {
-		if h.Get(m).Type() != js.TypeFunction {
-			t.Fatalf("handle.%s is not a function", m)
+	id := start(h, blobOf(data, "text/plain"), jsFunc("return Promise.resolve({Authorization: 'Bearer t1'})"),
+		`{url: "https://up.example/upload?uploadType=resumable", metadata: {name: "x"}, chunkSize: 262144,
+		  headers: {Authorization: "Bearer t0"}, getHeaders: true, unknownOption: 1,
+		  retry: {retries: 2, initialDelayMs: 10, maxDelayMs: 100, jitterMs: 0}}`)
+	end := ended(t, h, id)
+	if end.Index(1).String() != "done" {
+		t.Fatalf("failed: %s: %s", end.Index(2).String(), end.Index(3).String())
+	}
+	if end.Index(2).Int() != 200 || !strings.Contains(end.Index(3).String(), `"name":"x"`) || end.Index(4).String() != "https://up.example/s?upload_id=1" {
+		t.Fatalf("done: %v", js.Global().Get("JSON").Call("stringify", end))
+	}
+	sends := sendsOf(h, id)
+	if len(sends) != 4 {
+		t.Fatalf("%d sends, want the session start and 3 chunks", len(sends))
+	}
+	post := sends[0]
+	if post.Get("method").String() != "POST" || post.Get("pre").String() != `{"name":"x"}` || post.Get("start").Int() != -1 ||
+		post.Get("redirect").String() != "error" || post.Get("headers").Get("authorization").String() != "Bearer t1" {
+		t.Errorf("session start: %v", js.Global().Get("JSON").Call("stringify", post))
+	}
+	for i, want := range [][2]int{{0, 262144}, {262144, 524288}, {524288, len(data)}} {
+		c := sends[i+1]
+		if c.Get("method").String() != "PUT" || c.Get("url").String() != "https://up.example/s?upload_id=1" ||
+			c.Get("start").Int() != want[0] || c.Get("end").Int() != want[1] || c.Get("pre").String() != "" ||
+			c.Get("redirect").String() != "error" || c.Get("headers").Get("authorization").String() != "Bearer t1" {
+			t.Errorf("chunk %d: %v", i, js.Global().Get("JSON").Call("stringify", c))
 		}
 	}
-	finish(t, r)
-	if f := r.Get("fail"); !f.IsNull() {
-		t.Fatalf("failed: %s: %s", f.Get("code").String(), f.Get("message").String())
+	states := eventsOf(h, id, "state")
+	if len(states) < 2 || states[len(states)-1].Index(2).String() != "done" {
+		t.Errorf("states: %d, last %v", len(states), states)
 	}
-	res := r.Get("done")
-	if s := res.Get("status").Int(); s != 200 && s != 201 || res.Get("metadata").Get("name").String() != name ||
-		res.Get("body").Type() != js.TypeString || res.Get("sessionURL").Type() != js.TypeString {
-		t.Fatalf("result: %v", js.Global().Get("JSON").Call("stringify", res))
-	}
-	if got := download(t, name); md5hex(got) != md5hex(data) {
-		t.Fatal("stored bytes differ")
-	}
-	states := events(r, "state")
-	if len(states) < 2 || states[0].String() != "uploading" && states[0].String() != "starting" || states[len(states)-1].String() != "done" {
-		t.Errorf("states: %v", states)
-	}
-	prog := events(r, "progress")
-	last := prog[len(prog)-1]
-	if last.Get("loaded").Int() != len(data) || last.Get("total").Int() != len(data) || !last.Get("lengthComputable").Bool() {
+	prog := eventsOf(h, id, "progress")
+	if last := prog[len(prog)-1]; last.Index(2).Int() != len(data) || last.Index(3).Int() != len(data) {
 		t.Errorf("last progress: %v", js.Global().Get("JSON").Call("stringify", last))
 	}
-	if reqs := events(r, "request"); len(reqs) != 4 { // start + 3 chunks
-		t.Errorf("%d requests told, want 4", len(reqs))
+	if n := len(eventsOf(h, id, "request")); n != 4 {
+		t.Errorf("%d requests told, want 4", n)
 	}
-	if s := events(r, "session"); len(s) != 1 || s[0].String() != res.Get("sessionURL").String() {
+	if s := eventsOf(h, id, "session"); len(s) != 1 || s[0].Index(2).String() != "https://up.example/s?upload_id=1" {
 		t.Errorf("session: %v", s)
 	}
-	for _, e := range refLog(t, bucket) {
-		if e.Get("method").String() == "POST" && e.Get("authorization").String() != "Bearer t1" {
-			t.Errorf("getHeaders not merged over headers: %q", e.Get("authorization").String())
-		}
+	// An id that has ended does nothing.
+	api.Call("pause", id)
+	api.Call("abort", id)
+	letGo(t, h, base)
+}
+
+func TestAPIMultipartBody(t *testing.T) {
+	base := liveFuncs.Load()
+	h := fakeHost(t, jsFunc(`return () => ["ok", 200, "", "", "", "", "{}"]`).Invoke())
+	id := start(h, blobOf([]byte("hello"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "multipart", metadata: {name: "é"}}`)
+	if end := ended(t, h, id); end.Index(1).String() != "done" {
+		t.Fatalf("failed: %s", end.Index(3).String())
 	}
-	// A handle of an ended upload does nothing.
-	h.Call("pause")
-	h.Call("abort")
-	settleFuncs(t, base)
+	c := sendsOf(h, id)[0]
+	pre, post := c.Get("pre").String(), c.Get("post").String()
+	if !strings.Contains(pre, `{"name":"é"}`) || !strings.HasPrefix(post, "\r\n--") || c.Get("start").Int() != 0 || c.Get("end").Int() != 5 ||
+		!strings.HasPrefix(c.Get("headers").Get("content-type").String(), "multipart/related; boundary=") {
+		t.Fatalf("multipart: %v", js.Global().Get("JSON").Call("stringify", c))
+	}
+	letGo(t, h, base)
 }
 
 func TestAPIAbort(t *testing.T) {
 	base := liveFuncs.Load()
-	r := recorder()
-	h := api.Call("upload", bigBlob(1024), object("url", refURL(t)+"/upload/storage/v1/b/"+unique("abort")+"/o?name="+unique("o"), "chunkSize", 0), r.Get("sink"))
-	time.Sleep(200 * time.Millisecond)
+	// The chunk is never answered: only the abort ends it.
+	h := fakeHost(t, resumable(`(c) => c.method === "PUT" ? "hang" : null`))
+	id := start(h, bigBlob(64), js.Null(), `{url: "https://up.example/u", chunkSize: 0}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(sendsOf(h, id)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no chunk sent")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	t0 := time.Now()
-	abort := h.Get("abort")
-	abort.Invoke() // unbound call: the method is bound to its upload
-	finish(t, r)
+	api.Call("abort", id)
+	end := ended(t, h, id)
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("abort took %v", d)
 	}
-	if f := r.Get("fail"); f.IsNull() || f.Get("code").String() != "aborted" {
-		t.Fatalf("fail = %v", js.Global().Get("JSON").Call("stringify", f))
+	if end.Index(1).String() != "fail" || end.Index(2).String() != "aborted" {
+		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
-	settleFuncs(t, base)
+	if a := h.Get("aborts"); a.Length() != 1 || a.Index(0).Int() != id {
+		t.Errorf("host.abort calls: %v", js.Global().Get("JSON").Call("stringify", a))
+	}
+	letGo(t, h, base)
 }
 
 func TestAPIPauseResume(t *testing.T) {
-	r := recorder()
-	name := unique("pr")
-	data := randomBytes(4 * 262144)
-	h := api.Call("upload", blobOf(data, ""), object("url", refURL(t)+"/upload/storage/v1/b/"+unique("pause")+"/o?name="+name, "chunkSize", 262144), r.Get("sink"))
-	h.Call("pause")
+	base := liveFuncs.Load()
+	h := fakeHost(t, resumable(""))
+	id := start(h, blobOf(randomBytes(4*262144), ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144}`)
+	api.Call("pause", id)
 	time.Sleep(100 * time.Millisecond)
-	if !r.Get("done").IsNull() {
-		t.Fatal("finished while paused")
+	if len(eventsOf(h, id, "done", "fail")) != 0 {
+		t.Fatal("ended while paused")
 	}
-	h.Call("resume")
-	finish(t, r)
-	if !r.Get("fail").IsNull() {
-		t.Fatalf("failed: %s", r.Get("fail").Get("message").String())
+	api.Call("resume", id)
+	if end := ended(t, h, id); end.Index(1).String() != "done" {
+		t.Fatalf("failed: %s", end.Index(3).String())
 	}
 	sawPaused := false
-	for _, s := range events(r, "state") {
-		sawPaused = sawPaused || s.String() == "paused"
+	for _, s := range eventsOf(h, id, "state") {
+		sawPaused = sawPaused || s.Index(2).String() == "paused"
 	}
 	if !sawPaused {
 		t.Error("no paused state told")
 	}
-	if md5hex(download(t, name)) != md5hex(data) {
-		t.Error("stored bytes differ")
-	}
+	letGo(t, h, base)
 }
 
 func TestAPIHTTPErrorFailure(t *testing.T) {
-	r := recorder()
-	// Not under /upload/: the reference server answers 404, which no retry fixes.
-	api.Call("upload", blobOf([]byte("x"), ""), object("url", refURL(t)+"/nowhere/"+unique("e"), "uploadType", "media"), r.Get("sink"))
-	finish(t, r)
-	f := r.Get("fail")
-	if f.IsNull() || f.Get("code").String() != "http_error" || f.Get("status").Int() != 404 || f.Get("responseText").Type() != js.TypeString || !f.Get("sessionURL").IsNull() {
-		t.Fatalf("fail = %v", js.Global().Get("JSON").Call("stringify", f))
+	base := liveFuncs.Load()
+	h := fakeHost(t, jsFunc(`return () => ["ok", 404, "", "", "", "", "no such bucket"]`).Invoke())
+	id := start(h, blobOf([]byte("x"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "media"}`)
+	end := ended(t, h, id)
+	// fail: code, message, status, responseText, sessionURL
+	if end.Index(1).String() != "fail" || end.Index(2).String() != "http_error" || end.Index(4).Int() != 404 ||
+		end.Index(5).String() != "no such bucket" || end.Index(6).String() != "" {
+		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
+	letGo(t, h, base)
 }
 
-func TestAPISinkThatThrows(t *testing.T) {
-	// Whatever the sink throws stays in JS: the upload goes on and still reports its end.
-	r := jsFunc(`const r = { done: null, fail: null, sink: {} };
-	for (const m of ["state", "progress", "retry", "session", "request"]) r.sink[m] = () => { throw new Error("sink") };
-	r.sink.done = (x) => { r.done = x };
-	r.sink.fail = (x) => { r.fail = x };
-	return r`).Invoke()
-	api.Call("upload", blobOf(randomBytes(1000), ""), object("url", refURL(t)+"/upload/storage/v1/b/"+unique("throw")+"/o?name="+unique("o")), r.Get("sink"))
-	finish(t, r)
-	if !r.Get("fail").IsNull() {
-		t.Fatalf("failed: %s", r.Get("fail").Get("message").String())
+// A chunk that fetch refused (a redirect in mode "error" looks like a lost connection) is
+// followed by a status query, which has no body and goes in mode "follow"; a redirect there is
+// a protocol error, at once.
+func TestAPIRedirectIsAProtocolError(t *testing.T) {
+	base := liveFuncs.Load()
+	h := fakeHost(t, resumable(`(c) => c.method !== "PUT" ? null : c.start >= 0 ? ["fetch", "TypeError", "Failed to fetch"] : ["redirect"]`))
+	id := start(h, blobOf(randomBytes(1000), ""), js.Null(), `{url: "https://up.example/u", retry: {initialDelayMs: 1, jitterMs: 0}}`)
+	end := ended(t, h, id)
+	if end.Index(1).String() != "fail" || end.Index(2).String() != "protocol_error" || !strings.Contains(end.Index(3).String(), "redirect") {
+		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
+	sends := sendsOf(h, id)
+	if len(sends) != 3 || sends[1].Get("redirect").String() != "error" || sends[2].Get("redirect").String() != "follow" || sends[2].Get("start").Int() != -1 {
+		t.Fatalf("sends: %v", js.Global().Get("JSON").Call("stringify", h.Get("sends")))
+	}
+	letGo(t, h, base)
+}
+
+func TestAPIGetHeadersRejects(t *testing.T) {
+	base := liveFuncs.Load()
+	h := fakeHost(t, resumable(""))
+	id := start(h, blobOf([]byte("x"), ""), jsFunc("return Promise.reject(new Error('no token'))"), `{url: "https://up.example/u", getHeaders: true}`)
+	end := ended(t, h, id)
+	// A getHeaders that failed is an auth_error (API.md), its message kept.
+	if end.Index(1).String() != "fail" || end.Index(2).String() != "auth_error" || !strings.Contains(end.Index(3).String(), "no token") {
+		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
+	}
+	if n := len(sendsOf(h, id)); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+	letGo(t, h, base)
 }
 
 func TestUploadKeepsGoMemorySmall(t *testing.T) {
-	// 256 MiB in 8 MiB chunks: the bytes go from Blob to fetch without entering Go memory.
+	// 256 MiB in 8 MiB chunks: the bytes never enter Go memory; Go passes ranges.
+	h := fakeHost(t, resumable(""))
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	r := recorder()
-	api.Call("upload", bigBlob(256), object("url", refURL(t)+"/upload/storage/v1/b/"+unique("mem")+"/o?name="+unique("o")), r.Get("sink"))
-	finish(t, r)
-	if !r.Get("fail").IsNull() {
-		t.Fatalf("failed: %s", r.Get("fail").Get("message").String())
+	id := start(h, bigBlob(256), js.Null(), `{url: "https://up.example/u"}`)
+	if end := ended(t, h, id); end.Index(1).String() != "done" {
+		t.Fatalf("failed: %s", end.Index(3).String())
 	}
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
 		t.Fatalf("a 256 MiB upload allocated %d bytes in Go", grew)
 	}
-	if after.Sys > 32<<20 {
-		t.Errorf("Go's memory: %d bytes", after.Sys)
-	}
 }
 
-// With a checksum, each chunk is read (Blob.arrayBuffer) and hashed once, the final request
-// states X-Goog-Hash (which the reference server verifies) and the server's hashes are
-// compared; a server whose hash differs makes the upload fail with checksum_mismatch.
+// With a checksum, each chunk is read once through host.read and hashed; the final request
+// states X-Goog-Hash.
 func TestAPIChecksum(t *testing.T) {
 	base := liveFuncs.Load()
-	ref := refURL(t)
 	data := randomBytes(3*262144 + 11)
-	for _, c := range []string{"crc32c", "md5", "both"} {
-		bucket, name := unique("sum"), unique("obj")
-		r := recorder()
-		api.Call("upload", blobOf(data, ""), object(
-			"url", ref+"/upload/storage/v1/b/"+bucket+"/o?name="+name,
-			"chunkSize", 262144, "checksum", c,
-		), r.Get("sink"))
-		finish(t, r)
-		if f := r.Get("fail"); !f.IsNull() {
-			t.Fatalf("%s: %s: %s", c, f.Get("code").String(), f.Get("message").String())
-		}
-		if got := download(t, name); md5hex(got) != md5hex(data) {
-			t.Fatalf("%s: stored bytes differ", c)
-		}
-		hashed := false
-		for _, e := range refLog(t, bucket) {
-			hashed = hashed || e.Get("status").Int() == 200 || e.Get("status").Int() == 201
-		}
-		if !hashed {
-			t.Fatalf("%s: no finishing request logged", c)
-		}
+	sum := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
+	crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
+	// The server states the crc32c of what it holds in the final metadata.
+	h := fakeHost(t, resumable(`(c) => /\/`+strconv.Itoa(len(data))+`$/.test(c.headers["content-range"] ?? "") && c.end === `+
+		strconv.Itoa(len(data))+` ? ["ok", 200, "", "", "", "", '{"crc32c":"`+crc+`"}'] : null`))
+	id := start(h, blobOf(data, ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144, checksum: "crc32c"}`)
+	if end := ended(t, h, id); end.Index(1).String() != "done" {
+		t.Fatalf("failed: %s: %s", end.Index(2).String(), end.Index(3).String())
 	}
-	settleFuncs(t, base)
+	reads := h.Get("reads")
+	var covered int
+	for i := 0; i < reads.Length(); i++ {
+		r := reads.Index(i)
+		if r.Index(1).Int() != covered {
+			t.Fatalf("reads: %v", js.Global().Get("JSON").Call("stringify", reads))
+		}
+		covered = r.Index(2).Int()
+	}
+	if covered != len(data) {
+		t.Fatalf("read %d bytes of %d", covered, len(data))
+	}
+	want := "crc32c=" + crc
+	sends := sendsOf(h, id)
+	if got := sends[len(sends)-1].Get("headers").Get("x-goog-hash").String(); got != want {
+		t.Fatalf("X-Goog-Hash %q, want %q", got, want)
+	}
+	letGo(t, h, base)
 }

@@ -5,43 +5,72 @@
 //
 // It owns:
 //
-//   - [Await], the one helper that waits for a JS Promise from a goroutine without ever
-//     blocking the JS event loop (await.go);
-//   - [BlobSource], a core.Source over a Blob or File that hands out Blob.slice pieces and
-//     never reads a byte of them (blob.go);
-//   - [Fetch], a core.Transport over the browser's fetch that sends those slices as the body,
-//     aborts through an AbortController and never follows a redirect (fetch.go);
+//   - the conn of each upload (host.go): core's Transport, Source and getHeaders over the host,
+//     a JS object of the loader's (web/js/src/host.js) that does the browser's part;
 //   - [Clock], core's clock on performance.now(), Date.now() and setTimeout, so that the wasm
 //     does without package time (clock.go);
-//   - the conversions between the JS options, results and errors of shared/API.md and core's
-//     types, with every bad argument found before any request (options.go, result.go);
+//   - the conversion of the options of shared/API.md into core's, with every bad argument
+//     found before any request (options.go), and the reports (result.go);
 //   - [API], the object handed to the loader, web/js/src/loader.js (api.go).
 //
-// # The contract with the loader (web/js/src/loader.js and upload.js)
+// # The contract with the loader (web/js/src/loader.js, host.js and upload.js)
 //
-// Before it runs the module, the loader sets globalThis.__mediauploadInit(api); the wasm main
-// calls it once with
+// Before it runs the module, the loader sets globalThis.__mediauploadInit; the wasm main calls
+// it once with the api, and it answers with the host:
 //
-//	api = { version, upload(blob, options, sink) -> handle }
-//	handle = { pause(), resume(), abort() }
+//	api  = { version, upload(id, size, type, options), pause(id), resume(id), abort(id) }
+//	host = { send, abort, read, headers, wantRequests, emit }   (host.js says what each does)
 //
-// options is the caller's object as given: the Go side reads and checks the protocol's options
-// (url, method, uploadType, metadata, contentType, chunkSize, headers, getHeaders, sessionURL,
-// retry, queryStatusEachChunk, noRedirect308, checksum) and leaves signal, resume and the
-// callbacks to the loader. The Go side reports through sink, possibly inside upload() itself
-// (a bad argument), so the loader queues what it is told and dispatches it later:
+// An upload is known by a number the loader chose. Before api.upload the loader opens the
+// host's entry for it: the Blob, the sink the Upload object listens to, getHeaders. options
+// is a fresh plain copy of the protocol's options (url, method, uploadType, metadata,
+// contentType, chunkSize, headers, sessionURL, retry, queryStatusEachChunk, noRedirect308,
+// checksum; getHeaders as true or false), structured-clonable, so that a worker could
+// receive it. The Go side reports through host.emit(id, type, ...), possibly inside
+// api.upload itself (a bad argument); the host hands the reports to the sink, and the loader
+// queues them and dispatches them later:
 //
-//	sink.state(state)                 "starting", "uploading", "paused", "retrying", "done", …
-//	sink.progress(loaded, total, confirmed, bytesPerSecond, secondsLeft)  secondsLeft may be null
-//	sink.retry({attempt, delayMs, status, error})
-//	sink.session(url)                 the session URI, once known
-//	sink.request(method, url, contentRange, status, ms, error)  only while sink.wantRequests
-//	sink.done({status, metadata, body, sessionURL})
-//	sink.fail({code, message, status, responseText, sessionURL})  code as in shared/API.md
+//	state(state)                 "starting", "uploading", "paused", "retrying", "done", …
+//	progress(loaded, total, confirmed, bytesPerSecond, secondsLeft)  secondsLeft may be null
+//	retry(attempt, delayMs, status, error)
+//	session(url)                 the session URI, once known
+//	request(method, url, contentRange, status, ms, error)  only while host.wantRequests(id)
+//	done(status, body, sessionURL)
+//	fail(code, message, status, responseText, sessionURL)  code as in shared/API.md
 //
-// progress and request come with every chunk, so they are positional (one call from Go, not
-// one per field), and request reports are sent only while sink.wantRequests is true (the
-// loader sets it when there is an onRequest option or a "request" listener).
+// Every report is positional primitives: one call from Go, and no JS object made by Go.
+// Exactly one done or fail ends every upload, and the host deletes the upload's entry then.
+//
+// # Ownership: how each reference ends
+//
+// syscall/js keeps every JS object or string that Go holds as a js.Value (and every argument
+// of a call into a js.Func) reachable until Go's collector finalizes the js.Value, which may
+// be never: the module allocates little, so its collector seldom runs. A Blob reachable that
+// way keeps its bytes in the page's Blob store, which is bounded (PROTOCOL.md section 6): an
+// earlier version that held each upload's Blob, slices and RequestInit from Go made a page's
+// uploads fail after about 500 MB. So the rule is that Go holds no JS object that belongs to
+// an upload, and whatever it holds ends as follows:
+//
+//   - The Blob, its slices, the request bodies, the RequestInit, the AbortController, the
+//     Response: only the host has them, in the upload's entry or in the closure of the one
+//     request in flight. The entry is deleted on the upload's done or fail report; a
+//     request's objects go when its fetch settles. Go passes byte ranges and small strings.
+//   - The sink, getHeaders, the caller's options and callbacks: the host's entry and the
+//     Upload object hold them; the entry goes as above, and the Upload drops the options,
+//     callbacks, signal listener and engine once its last event is dispatched.
+//   - What Go receives: the host's answers arrive as arguments of a callback, and Go turns
+//     them into Go strings and numbers inside the call (conn.deliver); a chunk's bytes for a
+//     checksum arrive as a Uint8Array, copied into Go inside the call, after which the host
+//     detaches its buffer, so the js.Value Go still references holds no bytes. The options
+//     copy is Go's to keep: it holds no Blob and nothing of the caller's.
+//   - js.Func values: the api's five functions live as long as the module. Each upload has
+//     three callbacks (send, read, headers), made on first use and released when its end has
+//     been reported (conn.close); by then no call is pending, except a getHeaders that never
+//     settled, whose late answer the host drops because the entry is gone. Each [Clock] wait
+//     has a setTimeout callback, released when it fires or is stopped.
+//
+// Every function handed to JS recovers panics: a panic never crosses into JS, it ends the
+// upload with a fail report instead. Nothing here logs.
 //
 // # A 308 that carries a Location (PROTOCOL.md section 6)
 //
@@ -57,7 +86,8 @@
 // differs, and script cannot read it. So the chunk's failure is taken for a lost connection,
 // and core asks the session what it holds, with a status query (section 4). A status query
 // has no body, so nothing is re-sent by following a redirect: it goes in mode "follow", and
-// when response.redirected says the server redirected it, Do returns a [RedirectError]
+// when response.redirected says the server redirected it (the host answers "redirect" and
+// aborts the request), Do returns a [RedirectError]
 // ("protocol_error"), which core reports at once. The chunk is never delivered elsewhere.
 //
 // One limit: a body-less request that carries a header of the caller's other than
@@ -71,10 +101,12 @@
 // plain fetch loop alike: the browser's own fetch() and Blob.slice cost it a few tenths of a
 // millisecond to over a millisecond per request. Everything Go does per chunk adds to that:
 // waking Go from a promise callback (about 0.07 ms, the runtime's scheduler included), every
-// JS call (1-7 µs), every JS object reference Go receives (a finalizer each). So Do keeps
-// what it can from one request to the next (fetch.go), reads only the headers core uses,
-// and the sink's per-chunk reports are positional. Measured with Chromium's profiler at
-// 256 KiB chunks, the module's own main-thread time is about 0.8 ms per chunk. For scale,
+// JS call (1-7 µs), every JS object reference Go receives (a finalizer each). So a chunk is
+// one call to host.send with primitives (the session URL's JS string is kept from one chunk
+// to the next), one callback with primitives back, and positional reports. The host drains
+// a 308's body after it has answered, since core reads nothing of it. Measured with
+// Chromium's profiler at
+// 256 KiB chunks, the module's own main-thread time was about 0.8 ms per chunk. For scale,
 // ./build.sh bench also runs web/bench/goloop, a Go program that does nothing but the same
 // fetches: on the 2-core test machine it reached 0.89 of a plain JS loop's throughput at
 // 256 KiB chunks, the module 0.875 (medians of 11 rounds). Most of the gap is Go's, not the
@@ -82,14 +114,4 @@
 //
 // Tried and dropped: slicing the next chunk while the current one is in flight (Blob.slice
 // then competes with the upload under way: slower overall).
-//
-// # Ownership of js.Func values
-//
-// The api's functions (upload, and the pause, resume and abort functions shared by every
-// handle through Function.prototype.bind) live as long as the module. The others are the two
-// callbacks of each [Await], released by whichever of them fires; the two of each [Fetch],
-// one pair for all the requests of an upload, released by Fetch.Close when the upload ends;
-// and the setTimeout callback of each [Clock] wait, released when it fires or is stopped.
-// Every function handed to JS recovers panics: a panic never crosses into JS, it ends the
-// upload with sink.fail instead. Nothing here logs.
 package jsbridge

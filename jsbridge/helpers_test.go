@@ -3,32 +3,11 @@
 package jsbridge
 
 import (
-	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"syscall/js"
 	"testing"
 	"time"
 )
-
-// refURL returns the reference server's URL that build.sh's test_wasm exports. Without it
-// the test fails: skipping would let a broken setup pass.
-func refURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv("MEDIAUPLOAD_REF_URL")
-	if u == "" {
-		t.Fatal("MEDIAUPLOAD_REF_URL is not set: run through ./build.sh test (test_wasm starts the reference server)")
-	}
-	return u
-}
-
-// unique returns a name no other test (nor the other test binary sharing the server) uses.
-func unique(prefix string) string {
-	return prefix + "-" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.FormatUint(rand.Uint64()%1e6, 36)
-}
 
 // jsFunc compiles a JS function: jsFunc("a", "b", "return a+b").
 func jsFunc(params ...string) js.Value {
@@ -57,68 +36,59 @@ func blobOf(b []byte, typ string) js.Value {
 	return js.Global().Get("Blob").New([]any{a}, opts)
 }
 
+// fakeHost installs a scripted host (the role of web/js/src/host.js) and returns it. Nothing
+// goes to the network: respond(call) answers each send, with the arguments of the callback
+// as an array (["ok", status, range, location, override, retryAfter, body], ["fetch", name,
+// message], ["redirect"]), or a promise of one, or null for "never answer" (until an abort,
+// which answers ["fetch", "AbortError", "aborted"]). It records every call:
+//
+//	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, redirect}]
+//	h.reads     [[id, start, end]]     h.aborts  [id]     h.events  [[id, type, ...args]]
+//	h.open(id, {blob, sink, getHeaders}) as the loader does; h.size: the entries open
+//	h.pending:  callbacks handed to the host and not answered yet
+func fakeHost(t *testing.T, respond js.Value) js.Value {
+	t.Helper()
+	h := jsFunc("respond", `const entries = new Map();
+	const h = { sends: [], reads: [], aborts: [], events: [], pending: 0 };
+	const later = (id, e, cb, args) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) cb(...args) }, 0) };
+	h.open = (id, entry) => entries.set(id, { ...entry });
+	Object.defineProperty(h, "size", { get: () => entries.size });
+	h.send = (id, method, url, headers, pre, start, end, post, redirect, cb) => {
+		const e = entries.get(id);
+		const hs = {};
+		const f = headers === "" ? [] : headers.split("\n");
+		for (let i = 0; i < f.length; i += 2) hs[f[i]] = f[i + 1];
+		const call = { id, method, url, headers: hs, pre: pre ?? "", start, end, post: post ?? "", redirect };
+		h.sends.push(call);
+		e.answer = (args) => { e.answer = null; later(id, e, cb, args) };
+		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });
+	};
+	h.abort = (id) => { h.aborts.push(id); entries.get(id)?.answer?.(["fetch", "AbortError", "aborted"]) };
+	h.read = (id, start, end, cb) => {
+		const e = entries.get(id);
+		h.reads.push([id, start, end]);
+		h.pending++;
+		e.blob.slice(start, end).arrayBuffer().then((b) => { h.pending--; if (entries.get(id) === e) cb("ok", new Uint8Array(b)) });
+	};
+	h.headers = (id, cb) => {
+		const e = entries.get(id);
+		Promise.resolve().then(() => e.getHeaders()).then(
+			(v) => later(id, e, cb, ["ok", Object.entries(v).flat().join("\n")]),
+			(err) => later(id, e, cb, ["error", err.name, err.message]));
+	};
+	h.wantRequests = (id) => true;
+	h.emit = (id, type, ...args) => {
+		h.events.push([id, type, ...args]);
+		if (type === "done" || type === "fail") entries.delete(id);
+	};
+	return h`).Invoke(respond)
+	SetHost(h)
+	return h
+}
+
 // bigBlob returns a Blob of n MiB made of references to one 1 MiB Blob: cheap to make.
 func bigBlob(mib int) js.Value {
 	return jsFunc("n", "const one = new Blob([new Uint8Array(1<<20)]); return new Blob(Array(n).fill(one))").Invoke(mib)
-}
-
-func await(t *testing.T, p js.Value) js.Value {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	v, err := Await(ctx, p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// blobBytes reads a Blob back (test only: the library never does).
-func blobBytes(t *testing.T, b js.Value) []byte {
-	t.Helper()
-	buf := await(t, b.Call("arrayBuffer"))
-	out := make([]byte, buf.Get("byteLength").Int())
-	js.CopyBytesToGo(out, js.Global().Get("Uint8Array").New(buf))
-	return out
-}
-
-// download returns the stored object's bytes from the reference server.
-func download(t *testing.T, name string) []byte {
-	t.Helper()
-	resp := await(t, js.Global().Call("fetch", refURL(t)+"/_ref/objects/"+name))
-	if s := resp.Get("status").Int(); s != 200 {
-		t.Fatalf("GET /_ref/objects/%s: status %d", name, s)
-	}
-	return blobBytes(t, await(t, resp.Call("blob")))
-}
-
-func md5hex(b []byte) string {
-	s := md5.Sum(b)
-	return hex.EncodeToString(s[:])
-}
-
-// refLog returns the requests the reference server saw whose path contains marker.
-func refLog(t *testing.T, marker string) []js.Value {
-	t.Helper()
-	resp := await(t, js.Global().Call("fetch", refURL(t)+"/_ref/log"))
-	all := await(t, resp.Call("json"))
-	var out []js.Value
-	for i := 0; i < all.Length(); i++ {
-		e := all.Index(i)
-		if contains(e.Get("path").String(), marker) || contains(e.Get("query").String(), marker) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }
 
 // settleFuncs waits until the count of live js.Funcs is back at want, or fails.

@@ -10,15 +10,13 @@ import (
 	"github.com/mediaupload/mediaupload/core"
 )
 
-// Options converts the options object of shared/API.md into core.Options for an upload of
-// blob. Every bad argument is an *core.ArgumentError ("invalid_argument"), found here or by
-// core.New, before any request. Options the loader handles (signal, resume, onProgress,
-// onRetry, onStateChange, onRequest) and unknown keys are ignored. An option that is undefined or null takes its
-// default.
-func Options(blob, o js.Value) (opts core.Options, err error) {
-	if _, err := NewBlobSource(blob); err != nil {
-		return opts, bad("blob", err.Error())
-	}
+// Options converts the loader's plain copy of the options of shared/API.md into core.Options
+// for an upload of a Blob of type typ. Every bad argument is an
+// *core.ArgumentError ("invalid_argument"), found here or by core.New, before any request.
+// Options the loader handles (signal, resume, the callbacks) and unknown keys are ignored. An
+// option that is undefined or null takes its default. getHeaders is true where the caller
+// gave one: the host keeps the function, and gh asks it (conn.headers).
+func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error)) (opts core.Options, err error) {
 	switch o.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		o = js.Global().Get("Object").New()
@@ -37,12 +35,13 @@ func Options(blob, o js.Value) (opts core.Options, err error) {
 			*dst, err = optBool(o, name)
 		}
 	}
-	var typ string
+	var utype string
 	str("url", &opts.URL)
 	str("method", &opts.Method)
-	str("uploadType", &typ)
+	str("uploadType", &utype)
 	str("contentType", &opts.ContentType)
 	str("sessionURL", &opts.SessionURL)
+	str("origin", &opts.Origin) // the page's, for messages (the loader sets it)
 	flag("queryStatusEachChunk", &opts.QueryStatusEachChunk)
 	flag("noRedirect308", &opts.NoRedirect308)
 	if err != nil {
@@ -51,11 +50,9 @@ func Options(blob, o js.Value) (opts core.Options, err error) {
 	if opts.URL == "" && opts.SessionURL == "" {
 		return opts, bad("url", "missing")
 	}
-	opts.Type = core.Type(typ)
+	opts.Type = core.Type(utype)
 	if opts.ContentType == "" {
-		if t, _ := get(blob, "type"); t.Type() == js.TypeString {
-			opts.ContentType = t.String() // core's default, octet-stream, where empty
-		}
+		opts.ContentType = typ // core's default, octet-stream, where empty
 	}
 	var v [6]js.Value
 	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum"} {
@@ -72,7 +69,7 @@ func Options(blob, o js.Value) (opts core.Options, err error) {
 	if opts.Header, err = header(v[2], "headers"); err != nil {
 		return opts, err
 	}
-	if opts.GetHeader, err = getHeaders(v[3]); err != nil {
+	if opts.GetHeader, err = getHeaders(v[3], gh); err != nil {
 		return opts, err
 	}
 	if opts.Retry, err = retry(v[4]); err != nil {
@@ -205,30 +202,16 @@ func header(v js.Value, field string) (core.Header, error) {
 	return h, nil
 }
 
-// getHeaders wraps a function returning (a promise of) an object of strings. Core calls it
-// from its own goroutine, where waiting on the promise is allowed.
-func getHeaders(v js.Value) (func(core.Context) (core.Header, error), error) {
-	if !set(v) {
+// getHeaders returns gh where the caller gave a getHeaders function (the loader's copy of the
+// options says true; the function itself stays with the host).
+func getHeaders(v js.Value, gh func(core.Context) (core.Header, error)) (func(core.Context) (core.Header, error), error) {
+	if !set(v) || (v.Type() == js.TypeBoolean && !v.Bool()) {
 		return nil, nil
 	}
-	if v.Type() != js.TypeFunction {
+	if v.Type() != js.TypeBoolean {
 		return nil, bad("getHeaders", "not a function")
 	}
-	return func(ctx core.Context) (core.Header, error) {
-		var p js.Value
-		if err := try(func() { p = v.Invoke() }); err != nil {
-			return nil, err
-		}
-		got, err := Await(ctx, p, nil)
-		if err != nil {
-			return nil, err
-		}
-		h, err := header(got, "getHeaders")
-		if ae, ok := core.Find[*core.ArgumentError](err); ok {
-			return nil, errors.New(ae.Reason) // core names the field itself
-		}
-		return h, err
-	}, nil
+	return gh, nil
 }
 
 // retry reads {retries, initialDelayMs, maxDelayMs, jitterMs} over core.DefaultRetryPolicy.

@@ -2,8 +2,8 @@
 
 // Command wasm is the browser module, dist/mediaupload.wasm: it hands the API built by
 // jsbridge to the loader (web/js/src/loader.js) through globalThis.__mediauploadInit, which
-// the loader sets before it runs the module (the contract is in jsbridge/doc.go), and then blocks, so the
-// functions it handed out stay callable.
+// the loader sets before it runs the module and which answers with the host (the contract is
+// in jsbridge/doc.go), and then blocks, so the functions it handed out stay callable.
 package main
 
 import (
@@ -22,8 +22,9 @@ func main() {
 	select {}
 }
 
-// register calls globalThis.__mediauploadInit(api) and reports whether it was there.
-// Whatever the loader's function throws ends the module quietly instead of as a Go panic.
+// register calls globalThis.__mediauploadInit(api), takes the host it returns, and reports
+// whether the hook was there and answered with an object. Whatever the loader's function
+// throws ends the module quietly instead of as a Go panic.
 func register() (ok bool) {
 	init := js.Global().Get("__mediauploadInit")
 	if init.Type() != js.TypeFunction {
@@ -34,6 +35,10 @@ func register() (ok bool) {
 			ok = false
 		}
 	}()
-	init.Invoke(jsbridge.API(version))
+	host := init.Invoke(jsbridge.API(version))
+	if host.Type() != js.TypeObject {
+		return false
+	}
+	jsbridge.SetHost(host)
 	return true
 }

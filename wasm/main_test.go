@@ -8,7 +8,11 @@ import (
 )
 
 func TestRegisterHandsTheAPIToTheLoader(t *testing.T) {
-	got := js.Global().Get("Function").New(`const r = {}; globalThis.__mediauploadInit = (api) => { r.api = api }; return r`).Invoke()
+	// The loader's hook takes the API and answers with the host, here one that records.
+	got := js.Global().Get("Function").New(`const r = { events: [] };
+	r.host = { emit: (id, type, ...args) => r.events.push([id, type, ...args]) };
+	globalThis.__mediauploadInit = (api) => { r.api = api; return r.host };
+	return r`).Invoke()
 	if !register() {
 		t.Fatal("register found no __mediauploadInit")
 	}
@@ -16,13 +20,18 @@ func TestRegisterHandsTheAPIToTheLoader(t *testing.T) {
 	if api.Get("version").String() != "0.1.0" || api.Get("upload").Type() != js.TypeFunction {
 		t.Fatalf("api: version %v, upload %v", api.Get("version"), api.Get("upload").Type())
 	}
-	// A bad call is answered through sink.fail, synchronously, and never throws.
-	sink := js.Global().Get("Function").New(`const s = { fail(x) { s.failed = x } }; return s`).Invoke()
-	h := api.Call("upload", js.Undefined(), js.Undefined(), sink)
-	if f := sink.Get("failed"); f.IsUndefined() || f.Get("code").String() != "invalid_argument" {
-		t.Fatalf("fail: %v", f)
+	for _, m := range []string{"pause", "resume", "abort"} {
+		if api.Get(m).Type() != js.TypeFunction {
+			t.Fatalf("api.%s is not a function", m)
+		}
 	}
-	h.Call("abort") // an inert handle does nothing
+	// A bad call is answered through the host, synchronously, and never throws.
+	api.Call("upload", 1, 0, "", js.ValueOf(map[string]any{}))
+	ev := got.Get("events")
+	if ev.Length() != 1 || ev.Index(0).Index(1).String() != "fail" || ev.Index(0).Index(2).String() != "invalid_argument" {
+		t.Fatalf("events: %v", js.Global().Get("JSON").Call("stringify", ev))
+	}
+	api.Call("abort", 1) // an id that is not running: nothing happens
 	js.Global().Delete("__mediauploadInit")
 	if register() {
 		t.Fatal("register without __mediauploadInit reported success")

@@ -5,6 +5,7 @@
 //
 //   DIST/mediaupload.js          ES module (load, MediaUploadError), Go's glue inside
 //   DIST/mediaupload.classic.js  the same for a plain <script>: window.MediaUpload
+//   DIST/uppy.js, uppy.d.ts      the Uppy uploader plugin ("mediaupload/uppy")
 //   DIST/mediaupload.d.ts        the types, as written (web/js/mediaupload.d.ts)
 //   DIST/mediaupload.wasm.d.ts   the type of `import url from "mediaupload/mediaupload.wasm"`
 //   DIST/package.json            the npm manifest (web/js/package.json)
@@ -64,13 +65,23 @@ await build({
   // The classic build takes its base URL from document.currentScript (src/wasm.js).
   logOverride: { "empty-import-meta": "silent" },
 });
+// The Uppy plugin: a module of its own (Uppy is the page's, never bundled).
+await build({
+  ...common,
+  entryPoints: [join(here, "src/uppy.js")],
+  plugins: [],
+  banner: { js: "/*! mediaupload — MIT licence. */" },
+  format: "esm",
+  outfile: join(dist, "uppy.js"),
+});
 copyFileSync(join(here, "mediaupload.d.ts"), join(dist, "mediaupload.d.ts"));
+copyFileSync(join(here, "uppy.d.ts"), join(dist, "uppy.d.ts"));
 copyFileSync(join(here, "mediaupload.wasm.d.ts"), join(dist, "mediaupload.wasm.d.ts"));
 copyFileSync(join(here, "package.json"), join(dist, "package.json"));
 copyFileSync(join(here, "README.md"), join(dist, "README.md"));
 for (const name of ["LICENSE", "THIRD_PARTY_NOTICES"]) copyFileSync(join(here, "../..", name), join(dist, name));
 
-for (const name of ["mediaupload.js", "mediaupload.classic.js"]) {
+for (const name of ["mediaupload.js", "mediaupload.classic.js", "uppy.js"]) {
   const bytes = readFileSync(join(dist, name));
   console.log(`js size: ${name} ${bytes.length} bytes raw, ${gzipSync(bytes, { level: 9 }).length} bytes gzip -9`);
 }

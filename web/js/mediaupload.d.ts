@@ -15,14 +15,102 @@ export interface MediaUpload {
   readonly version: string;
   /** Starts an upload at once. Never throws: bad arguments reject the upload's promise. */
   upload(blob: Blob, options: UploadOptions): Upload;
+  /** A queue: at most `concurrency` (default 3) uploads run at once, the others wait in "queued". */
+  queue(options?: QueueOptions): UploadQueue;
+  /** An XMLHttpRequest for widgets that make their own: its body goes up with the media upload protocol. */
+  readonly XMLHttpRequest: MediaUploadXMLHttpRequestConstructor;
+}
+
+export interface QueueOptions {
+  /** How many uploads run at once. Default 3. */
+  concurrency?: number;
+}
+
+export interface UploadQueueEventMap {
+  /** loaded/total over every upload not aborted. */
+  progress: ProgressEvent<UploadQueue>;
+  /** Every upload added so far has settled. */
+  idle: Event;
+}
+
+export interface UploadQueue extends EventTarget {
+  readonly concurrency: number;
+  /** Adds an upload; it is in state "queued" until a slot is free. */
+  add(blob: Blob, options: UploadOptions): Upload;
+  /** Pauses every upload and starts none until resume(). */
+  pause(): void;
+  resume(): void;
+  /** Aborts every upload in it. */
+  abort(): void;
+  /** The uploads, in the order added. */
+  readonly uploads: Upload[];
+  /** Bytes over all uploads not aborted. */
+  readonly loaded: number;
+  readonly total: number;
+  addEventListener<K extends keyof UploadQueueEventMap>(
+    type: K,
+    listener: (this: UploadQueue, ev: UploadQueueEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(type: string, listener: EventListenerOrEventListenerObject | null, options?: boolean | AddEventListenerOptions): void;
+}
+
+/** `options` of `new mu.XMLHttpRequest(options)`: those of `upload` but url and method. */
+export interface XMLHttpRequestOptions extends Omit<UploadOptions, "url" | "method"> {
+  /**
+   * Given a FormData body's other fields (and its File), returns the metadata to send.
+   * Default: the fields are ignored and `metadata` is sent.
+   */
+  formFields?: (fields: Record<string, string | string[]>, file: Blob) => Record<string, unknown> | undefined;
+}
+
+/** The surface of XMLHttpRequest that upload widgets use. */
+export interface MediaUploadXMLHttpRequest extends XMLHttpRequestEventTarget {
+  readonly UNSENT: 0;
+  readonly OPENED: 1;
+  readonly HEADERS_RECEIVED: 2;
+  readonly LOADING: 3;
+  readonly DONE: 4;
+  readonly readyState: number;
+  onreadystatechange: ((this: MediaUploadXMLHttpRequest, ev: Event) => unknown) | null;
+  readonly upload: XMLHttpRequestEventTarget;
+  /** The Upload doing the work while one runs, else null. */
+  readonly mediaUpload: Upload | null;
+  readonly status: number;
+  readonly statusText: string;
+  readonly responseURL: string;
+  responseType: XMLHttpRequestResponseType;
+  readonly response: unknown;
+  readonly responseText: string;
+  readonly responseXML: null;
+  timeout: number;
+  withCredentials: boolean;
+  open(method: string, url: string | URL, async?: boolean, username?: string | null, password?: string | null): void;
+  setRequestHeader(name: string, value: string): void;
+  /** A Blob/File, or a FormData holding exactly one File. */
+  send(body?: Blob | FormData | null): void;
+  abort(): void;
+  getResponseHeader(name: string): string | null;
+  getAllResponseHeaders(): string;
+  overrideMimeType(mime: string): void;
+}
+
+export interface MediaUploadXMLHttpRequestConstructor {
+  new (options?: XMLHttpRequestOptions): MediaUploadXMLHttpRequest;
+  readonly UNSENT: 0;
+  readonly OPENED: 1;
+  readonly HEADERS_RECEIVED: 2;
+  readonly LOADING: 3;
+  readonly DONE: 4;
 }
 
 export type UploadType = "resumable" | "multipart" | "media" | "auto";
 
-export type UploadState = "starting" | "uploading" | "paused" | "retrying" | "done" | "failed" | "aborted";
+export type UploadState = "queued" | "starting" | "uploading" | "paused" | "retrying" | "done" | "failed" | "aborted";
 
 export type ErrorCode =
   | "invalid_argument"
+  | "auth_error"
   | "http_error"
   | "network_error"
   | "retries_exhausted"
@@ -112,6 +200,11 @@ export interface RetryInfo {
   status: number;
   /** What went wrong, as text, or null. */
   error: string | null;
+  /**
+   * True when the session was lost (404/410) and a new one starts from byte 0: `confirmed`
+   * drops to 0 while `loaded` stays, and the state goes back to "starting".
+   */
+  restart: boolean;
 }
 
 /**
@@ -201,6 +294,10 @@ export interface UploadEventMap {
  */
 export interface Upload extends EventTarget, PromiseLike<UploadResult> {
   readonly promise: Promise<UploadResult>;
+  /**
+   * Changes at once on pause(), resume() and abort() (like XMLHttpRequest.readyState); the
+   * statechange event follows.
+   */
   readonly state: UploadState;
   /** The session URI once known (resumable only), else null. */
   readonly sessionURL: string | null;
@@ -212,12 +309,22 @@ export interface Upload extends EventTarget, PromiseLike<UploadResult> {
   catch<E = never>(onRejected?: ((error: MediaUploadError) => E | PromiseLike<E>) | null): Promise<UploadResult | E>;
   finally(onFinally?: (() => void) | null): Promise<UploadResult>;
 
-  /** Stops after the request in flight. */
+  /** Stops after the request in flight; `state` is "paused" at once. */
   pause(): void;
-  /** Goes on from the server's offset. */
+  /** Goes on from the server's offset; `state` leaves "paused" at once. */
   resume(): void;
-  /** Stops for good: the promise rejects with code "aborted". */
+  /** Stops for good: `state` is "aborted" at once; the promise rejects with code "aborted". */
   abort(): void;
+
+  /** The handler properties of XMLHttpRequest.upload, plus onretry and onstatechange. */
+  onloadstart: ((this: Upload, ev: UploadProgressEvent) => unknown) | null;
+  onprogress: ((this: Upload, ev: UploadProgressEvent) => unknown) | null;
+  onload: ((this: Upload, ev: UploadLoadEvent) => unknown) | null;
+  onerror: ((this: Upload, ev: UploadErrorEvent) => unknown) | null;
+  onabort: ((this: Upload, ev: UploadErrorEvent) => unknown) | null;
+  onloadend: ((this: Upload, ev: UploadProgressEvent) => unknown) | null;
+  onretry: ((this: Upload, ev: UploadRetryEvent) => unknown) | null;
+  onstatechange: ((this: Upload, ev: UploadStateEvent) => unknown) | null;
 
   addEventListener<K extends keyof UploadEventMap>(
     type: K,

@@ -29,7 +29,7 @@ const APPS = ["vite", "webpack", "esbuild"];
 const PACKAGE_FILES = [
   "LICENSE", "README.md", "THIRD_PARTY_NOTICES", "mediaupload.classic.js", "mediaupload.classic.js.map",
   "mediaupload.d.ts", "mediaupload.js", "mediaupload.js.map", "mediaupload.wasm", "mediaupload.wasm.d.ts",
-  "package.json",
+  "package.json", "uppy.d.ts", "uppy.js", "uppy.js.map",
 ];
 
 // A cold run installs three bundlers from the registry: give it time.

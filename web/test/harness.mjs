@@ -191,6 +191,7 @@ function errorData(e, MediaUploadError) {
     isError: e instanceof Error,
     name: e?.name, code: e?.code, message: String(e?.message ?? e), status: e?.status,
     responseText: e?.responseText, sessionURL: e?.sessionURL,
+    cause: e?.cause === undefined ? undefined : { name: e.cause?.name, message: String(e.cause?.message ?? e.cause) },
   };
 }
 
@@ -198,7 +199,7 @@ function errorData(e, MediaUploadError) {
 function eventData(e) {
   const d = { type: e.type, isProgressEvent: e instanceof ProgressEvent, t: performance.now() };
   for (const k of ["loaded", "total", "lengthComputable", "confirmed", "bytesPerSecond", "secondsLeft",
-                   "state", "attempt", "delayMs", "status", "error", "method", "url", "contentRange", "ms"]) {
+                   "state", "attempt", "delayMs", "status", "error", "restart", "method", "url", "contentRange", "ms"]) {
     if (k in e) d[k] = e[k];
   }
   if (e.error && typeof e.error === "object") d.error = { code: e.error.code, message: e.error.message };

@@ -48,7 +48,11 @@ type config struct {
 	dist    string
 	demoDir string // "" = the embedded copy of web/demo
 	dataDir string // "" = in memory
-	bucket  string
+	// examples and modules: the widget example pages (web/examples) and the npm folder that
+	// holds their widgets; served under /examples/ and /node_modules/.
+	examples string
+	modules  string
+	bucket   string
 }
 
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -63,6 +67,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.dist, "dist", "dist", "folder holding the built module (mediaupload.js, mediaupload.wasm, …)")
 	fs.StringVar(&c.demoDir, "demo", "", "serve the demo page from this folder instead of the embedded copy (for editing web/demo)")
 	fs.StringVar(&c.dataDir, "data", "", "keep uploaded objects in this folder instead of in memory")
+	fs.StringVar(&c.examples, "examples", "web/examples", "serve the widget examples from this folder under /examples/ (\"\" = none)")
+	fs.StringVar(&c.modules, "node-modules", "node_modules", "the npm folder holding the examples' widgets, served under /node_modules/")
 	fs.StringVar(&c.bucket, "bucket", defaultBucket, "bucket name created on both servers")
 	if err := fs.Parse(args); err != nil {
 		return c, err

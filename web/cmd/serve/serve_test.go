@@ -418,3 +418,36 @@ func TestBusyPort(t *testing.T) {
 		t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
 	}
 }
+
+func TestExamplesAndTheirWidgets(t *testing.T) {
+	examples, modules := t.TempDir(), t.TempDir()
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(examples, "uppy.html"), "<title>uppy example</title>")
+	write(filepath.Join(modules, "jquery/dist/jquery.min.js"), "/*! jQuery */")
+	write(filepath.Join(modules, "esbuild/lib/main.js"), "/* not a widget */")
+	a, err := newApp(config{dist: t.TempDir(), bucket: defaultBucket, examples: examples, modules: modules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a)
+	t.Cleanup(func() { srv.Close(); a.Close() })
+	for path, want := range map[string]int{
+		"/examples/uppy.html":                     200,
+		"/node_modules/jquery/dist/jquery.min.js": 200,
+		"/node_modules/esbuild/lib/main.js":       404,
+		"/node_modules/../go.mod":                 404,
+	} {
+		res, body := do(t, "GET", srv.URL+path, nil, nil)
+		if res.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d: %.100s", path, res.StatusCode, want, body)
+		}
+	}
+}

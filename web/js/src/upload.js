@@ -4,6 +4,10 @@
 import { MediaUploadError } from "./errors.js";
 import { sessionMemo } from "./resume-store.js";
 
+const HANDLER_TYPES = ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange"];
+const FINAL = new Set(["done", "failed", "aborted"]);
+const EMPTY = Object.freeze({});
+
 /**
  * One upload. Created by `mu.upload`; starts at once.
  *
@@ -14,10 +18,14 @@ import { sessionMemo } from "./resume-store.js";
  * The promise settles after `loadend`.
  */
 export class Upload extends EventTarget {
-  #options;
+  #options; // the caller's options, until the upload has settled and its last event is out
   #total; // the blob's size
-  #handle = null;
-  #state = "starting";
+  #engine = null;
+  #id = 0; // the engine's id of this upload; 0 before it started
+  #state = "starting"; // what up.state says: pause(), resume() and abort() change it at once
+  #announced = "starting"; // the state of the last statechange event
+  #want = null; // "paused" after pause(), "running" after resume(): Go's stale reports are dropped
+  #handlers = new Map(); // type -> the onTYPE handler property's function
   #sessionURL = null;
   #progress = null; // the last progress dispatched
   #lastStatus = 0; // the last HTTP status seen, for a MediaUploadError raised here
@@ -29,7 +37,7 @@ export class Upload extends EventTarget {
   #memo = null; // with resume: true, where the session is remembered
   #wantRequests = false; // a "request" listener was added
 
-  constructor(api, blob, options) {
+  constructor(engine, blob, options) {
     super();
     this.promise = new Promise((resolve, reject) => {
       this.#resolve = resolve;
@@ -44,27 +52,57 @@ export class Upload extends EventTarget {
 
     const bad = checkArguments(blob, options);
     if (bad) return void this.#fail({ code: "invalid_argument", message: bad });
-    let goOptions = this.#options;
+    let sessionURL = this.#options.sessionURL;
     if (this.#options.resume) {
       const memo = sessionMemo(blob, this.#options);
       if (typeof memo === "string") return void this.#fail({ code: "invalid_argument", message: memo });
       this.#memo = memo;
-      // The Go side sees the remembered session as sessionURL; the caller's object is not
-      // changed (its getters, inherited ones too, still answer through the prototype).
-      goOptions = Object.create(this.#options, {
-        resume: { value: false },
-        sessionURL: { value: this.#options.sessionURL ?? memo.load() ?? undefined },
-      });
+      // The Go side sees the remembered session as sessionURL.
+      sessionURL ??= memo.load() ?? undefined;
     }
+    const copy = wireOptions(this.#options, sessionURL);
+    if (copy.bad) return void this.#fail({ code: "invalid_argument", message: copy.bad });
     const { signal } = this.#options;
     if (signal?.aborted) return void this.abort();
     signal?.addEventListener("abort", this.#onSignalAbort);
     try {
-      this.#handle = api.upload(blob, goOptions, this.#sink());
+      this.#engine = engine;
+      this.#id = engine.start(blob, copy.options, {
+        sink: this.#sink(),
+        getHeaders: typeof this.#options.getHeaders === "function" ? this.#options.getHeaders.bind(this.#options) : null,
+      });
     } catch (err) {
       // The Go side validates the options it reads; whatever it throws is a bad argument.
       this.#fail({ code: err?.code ?? "invalid_argument", message: String(err?.message ?? err) });
     }
+  }
+
+  // The handler properties of XMLHttpRequest.upload (shared/API.md): onloadstart, onprogress,
+  // …, plus onretry and onstatechange. Each is a listener added when it is first set, called
+  // with the event like an addEventListener listener.
+  static {
+    for (const type of HANDLER_TYPES) {
+      Object.defineProperty(Upload.prototype, "on" + type, {
+        get() {
+          return this.#handlers.get(type)?.fn ?? null;
+        },
+        set(fn) {
+          this.#setHandler(type, fn);
+        },
+        enumerable: true,
+        configurable: true,
+      });
+    }
+  }
+
+  #setHandler(type, fn) {
+    let h = this.#handlers.get(type);
+    if (!h) {
+      h = { fn: null };
+      this.#handlers.set(type, h);
+      super.addEventListener(type, (event) => h.fn?.call(this, event));
+    }
+    h.fn = typeof fn === "function" ? fn : null;
   }
 
   addEventListener(type, listener, options) {
@@ -92,21 +130,34 @@ export class Upload extends EventTarget {
     return this.promise.finally(onFinally);
   }
 
-  /** Stops after the request in flight; `resume` goes on from the server's offset. */
+  /**
+   * Stops after the request in flight; `resume` goes on from the server's offset. `state` is
+   * "paused" at once; the statechange event follows.
+   */
   pause() {
-    if (!this.#settled) this.#handle?.pause();
+    if (this.#settled || this.#state === "paused") return;
+    this.#want = "paused";
+    this.#resumeTo = this.#state === "starting" ? "starting" : "uploading";
+    this.#setStateNow("paused");
+    if (this.#id) this.#engine.pause(this.#id);
   }
 
+  /** Goes on after `pause`: `state` is "uploading" (or "starting") at once. */
   resume() {
-    if (!this.#settled) this.#handle?.resume();
+    if (this.#settled || this.#want !== "paused") return;
+    this.#want = "running";
+    this.#setStateNow(this.#resumeTo);
+    if (this.#id) this.#engine.resume(this.#id);
   }
 
-  /** Stops for good: the promise rejects with code "aborted". */
+  /** Stops for good: `state` is "aborted" at once; the promise rejects with code "aborted". */
   abort() {
     if (this.#settled) return;
-    this.#handle?.abort();
-    this.#fail({ code: "aborted", message: "mediaupload: upload aborted" });
+    if (this.#id) this.#engine.abort(this.#id);
+    this.#fail({ code: "aborted", message: "the upload was aborted" });
   }
+
+  #resumeTo = "uploading";
 
   // The callbacks the Go side reports through. Nothing it says after the upload is settled
   // (an abort here races its own reports) reaches the user.
@@ -121,13 +172,15 @@ export class Upload extends EventTarget {
       get wantRequests() {
         return self.#wantRequests || typeof self.#options.onRequest === "function";
       },
-      state: live((s) => this.#enqueue(() => this.#setState(s))),
+      state: live((s) => this.#enqueue(() => this.#reported(s))),
       // progress and request come as positional arguments (one JS call from Go, not one per
       // field: they come with every chunk).
       progress: live((loaded, total, confirmed, bytesPerSecond, secondsLeft) =>
         this.#enqueue(() => this.#dispatchProgress("progress", { loaded, confirmed, bytesPerSecond, secondsLeft })),
       ),
-      retry: live((r) => this.#enqueue(() => this.#emit("retry", "onRetry", { ...r }))),
+      retry: live((attempt, delayMs, status, error, restart) =>
+        this.#enqueue(() => this.#emit("retry", "onRetry", { attempt, delayMs, status, error, restart: Boolean(restart) })),
+      ),
       session: live((url) => {
         this.#sessionURL = url;
         this.#memo?.save(url);
@@ -136,8 +189,13 @@ export class Upload extends EventTarget {
         if (status) this.#lastStatus = status;
         this.#enqueue(() => this.#emit("request", "onRequest", { method, url, contentRange, status, ms, error }));
       }),
-      done: live((result) => this.#done(result)),
-      fail: live((info) => this.#fail(info)),
+      done: live((status, body, sessionURL) =>
+        this.#done({ status, metadata: parseJSON(body), body, sessionURL: sessionURL || null }),
+      ),
+      // cause: the JS error behind a network_error or an auth_error, kept by the host.
+      fail: live((code, message, status, responseText, sessionURL, cause) =>
+        this.#fail({ code, message, status, responseText, sessionURL: sessionURL || null, cause }),
+      ),
     };
   }
 
@@ -160,6 +218,7 @@ export class Upload extends EventTarget {
       this.#dispatchProgress("load", undefined, { result });
       this.#dispatchProgress("loadend");
       this.#resolve(result);
+      this.#letGo();
     });
   }
 
@@ -170,15 +229,18 @@ export class Upload extends EventTarget {
       status: info.status ?? this.#lastStatus,
       responseText: info.responseText ?? "",
       sessionURL: info.sessionURL ?? this.#sessionURL,
+      cause: info.cause,
     });
     const aborted = err.code === "aborted";
     // Only a failure that a later try could get past keeps the session for resume: true.
     if (err.code !== "network_error" && err.code !== "retries_exhausted") this.#memo?.forget();
+    if (aborted) this.#state = "aborted"; // at once, like XMLHttpRequest.readyState
     this.#enqueue(() => {
       this.#setState(aborted ? "aborted" : "failed");
       this.#dispatchProgress(aborted ? "abort" : "error", undefined, { error: err });
       this.#dispatchProgress("loadend");
       this.#reject(err);
+      this.#letGo();
     });
   }
 
@@ -186,9 +248,49 @@ export class Upload extends EventTarget {
     this.#options.signal?.removeEventListener?.("abort", this.#onSignalAbort);
   }
 
-  #setState(s) {
-    if (s === this.#state) return;
+  // Once the last event is out, nothing of the caller's stays reachable from here but what
+  // the page reads (state, sessionURL, the promise's result): not the options, the callbacks,
+  // the signal or the engine. The Go side and the host let go of the rest when the Go side
+  // reports the end (jsbridge/doc.go, "Ownership").
+  #letGo() {
+    this.#options = EMPTY;
+    this.#memo = null;
+    this.#engine = null;
+  }
+
+  // A state the Go side reported. After pause() only "paused" gets through (the reports
+  // queued before it are stale); after resume(), anything but a stale "paused"; after
+  // abort(), nothing.
+  #reported(s) {
+    if (this.#stale(s)) return;
+    if (this.#want === "paused" && s !== "paused") return;
+    if (this.#want === "running") {
+      if (s === "paused") return;
+      this.#want = null;
+    }
+    this.#setState(s);
+  }
+
+  // pause() and resume(): up.state changes now, the event follows in order.
+  #setStateNow(s) {
     this.#state = s;
+    this.#enqueue(() => this.#announce(s));
+  }
+
+  #setState(s) {
+    this.#state = s;
+    this.#announce(s);
+  }
+
+  // Whether s, queued before, would contradict a final state up.state already shows (abort()
+  // shows "aborted" at once).
+  #stale(s) {
+    return FINAL.has(this.#state) && !FINAL.has(s);
+  }
+
+  #announce(s) {
+    if (s === this.#announced || this.#stale(s)) return;
+    this.#announced = s;
     this.#emit("statechange", "onStateChange", { state: s }, s);
   }
 
@@ -251,21 +353,79 @@ export class Upload extends EventTarget {
   }
 }
 
+// The options the Go side reads (jsbridge/options.go). It gets a fresh copy of them, never the
+// caller's object: nothing of the caller's (a getter, a Proxy, a callback) is reachable from
+// it, and the copy is structured-clonable. getHeaders becomes true where a function was given
+// (the host keeps the function itself).
+const PROTOCOL_OPTIONS = [
+  "url", "method", "uploadType", "metadata", "contentType", "chunkSize", "headers", "retry",
+  "queryStatusEachChunk", "noRedirect308", "checksum",
+];
+
+function wireOptions(options, sessionURL) {
+  // The page's origin, for the message of a network error (a CORS refusal is the likely one).
+  const out = { getHeaders: typeof options.getHeaders === "function", origin: String(globalThis.location?.origin ?? "") };
+  if (sessionURL !== undefined) out.sessionURL = absolute(sessionURL);
+  for (const name of PROTOCOL_OPTIONS) {
+    try {
+      let v = options[name];
+      if (v === undefined) continue;
+      if (name === "url") v = absolute(v);
+      if (name === "metadata" && v !== null && !isPlainObject(v)) {
+        return { bad: "invalid metadata: not a plain object" };
+      }
+      out[name] = structuredClone(v);
+    } catch (err) {
+      return { bad: `invalid ${name}: ${err?.message ?? err}` };
+    }
+  }
+  return { options: out };
+}
+
+// A relative url ("/upload/…") resolved against the page's base URL (a worker's location
+// there); anything else is left to the Go side's check.
+function absolute(url) {
+  // Whitespace in a url is a mistake (a pasted sentence, say), not a path to resolve.
+  if (typeof url !== "string" || url === "" || /\s/.test(url)) return url;
+  const base = globalThis.document?.baseURI ?? globalThis.location?.href;
+  try {
+    return base ? new URL(url, base).href : url;
+  } catch {
+    return url;
+  }
+}
+
+function isPlainObject(v) {
+  if (typeof v !== "object") return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === null || proto === Object.prototype;
+}
+
+// The final answer's body parsed as JSON, or null.
+function parseJSON(body) {
+  if (!body) return null;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return null;
+  }
+}
+
 // The checks the Go side cannot make: what the loader itself uses. The Go side validates url,
 // method, uploadType, chunkSize and the other protocol options.
 function checkArguments(blob, options) {
-  if (!(blob instanceof Blob)) return "mediaupload: the first argument must be a Blob or File";
+  if (!(blob instanceof Blob)) return "the first argument must be a Blob or File";
   if (options == null || typeof options !== "object") {
-    return "mediaupload: the options must be an object with at least a url";
+    return "the options must be an object with at least a url";
   }
   for (const name of ["onProgress", "onRetry", "onStateChange", "onRequest", "getHeaders"]) {
     if (options[name] != null && typeof options[name] !== "function") {
-      return `mediaupload: ${name} must be a function`;
+      return `${name} must be a function`;
     }
   }
   const { signal } = options;
   if (signal != null && (typeof signal.addEventListener !== "function" || !("aborted" in signal))) {
-    return "mediaupload: signal must be an AbortSignal";
+    return "signal must be an AbortSignal";
   }
   return "";
 }

@@ -84,6 +84,23 @@ async function example(): Promise<void> {
   });
   up.addEventListener("custom-event", (e: Event) => void e);
 
+  // The handler properties, as on XMLHttpRequest.upload.
+  up.onprogress = (e) => void [e.loaded, e.total, e.confirmed, e.secondsLeft];
+  up.onload = (e) => void e.result.status;
+  up.onerror = (e) => void e.error.code;
+  up.onabort = null;
+  up.onloadstart = up.onloadend = function (e) {
+    const self: Upload = this;
+    void [self, e.loaded];
+  };
+  up.onretry = (e) => void e.attempt;
+  up.onstatechange = (e) => {
+    const s: UploadState = e.state;
+    void s;
+  };
+  // @ts-expect-error a handler is a function or null
+  up.onprogress = "x";
+
   up.pause();
   up.resume();
   up.abort();
@@ -142,3 +159,27 @@ async function example(): Promise<void> {
 }
 
 void example;
+
+// The queue and the XMLHttpRequest facade.
+export async function widgets(files: File[], url: string): Promise<number> {
+  const mu = await load();
+  const q = mu.queue({ concurrency: 2 });
+  for (const f of files) q.add(f, { url });
+  q.addEventListener("progress", (e) => console.log(e.loaded / e.total));
+  await new Promise<void>((r) => q.addEventListener("idle", () => r()));
+  const xhr = new mu.XMLHttpRequest({ formFields: (fields) => ({ name: String(fields.name) }) });
+  xhr.open("POST", url);
+  xhr.upload.onprogress = (e) => console.log(e.loaded);
+  xhr.send(files[0]);
+  return q.loaded + xhr.readyState;
+}
+
+// The Uppy plugin's options.
+import { MediaUpload as MediaUploadPlugin } from "../../js/uppy.js";
+export const pluginOptions: ConstructorParameters<typeof MediaUploadPlugin>[1] = {
+  load: () => load(),
+  getOptions: (file) => ({ url: "/upload?name=" + file.id, metadata: { name: file.name } }),
+  limit: 2,
+};
+// @ts-expect-error getOptions is required
+export const badPluginOptions: ConstructorParameters<typeof MediaUploadPlugin>[1] = { load: () => load() };

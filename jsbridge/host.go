@@ -1,0 +1,400 @@
+//go:build js && wasm
+
+package jsbridge
+
+import (
+	"errors"
+	"syscall/js"
+	"unicode/utf8"
+
+	"github.com/mediaupload/mediaupload/core"
+)
+
+// MaxResponseBody is the most of an answer's body that is read. The protocol's answers are
+// small JSON; a larger body (an HTML error page, say) is cut, not read whole.
+const MaxResponseBody = 1 << 20
+
+// host is the JS object that does the browser's part of every upload (web/js/src/host.js):
+// it holds each upload's Blob, sink, getHeaders and AbortController under the upload's id,
+// and Go asks it for what it needs by that id, with primitives only (doc.go, "Ownership").
+// The loader hands it over when it receives the API ([SetHost]); it lives as long as the
+// module.
+var host js.Value
+
+// SetHost sets the host the uploads started afterwards talk to.
+func SetHost(h js.Value) { host = h }
+
+// conn is one upload's link to the host: a core.Transport (Do), the source's reads (read),
+// getHeaders (headers) and the reports (emit). Core makes one call at a time, so one answer
+// is awaited at most. Its three callbacks are made by newConn and released by close.
+type conn struct {
+	id      int
+	answers chan answer // the callbacks send how the host answered; buffer of one
+	send    js.Func     // callback of host.send
+	read    js.Func     // callback of host.read: copies the bytes into dst
+	hdrs    js.Func     // callback of host.headers
+	made    bool        // the callbacks are not released yet
+	dst     []byte      // where read's callback copies the bytes
+	copied  int         // how many it copied
+	url     string      // the last URL sent, and its JS string: a session's chunks all go to
+	urlv    js.Value    // one URL, so it is converted once
+}
+
+// answer is what a host callback was called with, as Go values: its first argument (the
+// kind of answer) and the rest, strings and numbers only.
+type answer struct {
+	kind string
+	s    []string
+	n    []float64
+}
+
+func newConn(id int) *conn {
+	c := &conn{id: id, answers: make(chan answer, 1), made: true}
+	c.send = funcOf(func(_ js.Value, args []js.Value) any { c.deliver(args); return nil })
+	c.hdrs = funcOf(func(_ js.Value, args []js.Value) any { c.deliver(args); return nil })
+	c.read = funcOf(func(_ js.Value, args []js.Value) any {
+		// The copy is made here, while the host still holds the array: it detaches the
+		// array's buffer as soon as this returns.
+		if a := arg(args, 1); arg(args, 0).String() == "ok" && a.Type() == js.TypeObject {
+			c.copied = js.CopyBytesToGo(c.dst, a)
+			args = args[:1]
+		}
+		c.deliver(args)
+		return nil
+	})
+	return c
+}
+
+// deliver converts a callback's arguments to Go values (a JS string or number becomes Go's,
+// null an empty string, and no js.Value outlives the call) and hands them to the goroutine waiting.
+func (c *conn) deliver(args []js.Value) {
+	a := answer{kind: arg(args, 0).String()}
+	for _, v := range args[min(1, len(args)):] {
+		switch v.Type() {
+		case js.TypeString:
+			a.s = append(a.s, v.String())
+		case js.TypeNull: // an absent field: no call needed to convert it
+			a.s = append(a.s, "")
+		case js.TypeNumber:
+			a.n = append(a.n, v.Float())
+		}
+	}
+	select {
+	case c.answers <- a:
+	default: // cannot happen: one call at a time, answered once
+	}
+}
+
+// close releases the callbacks. The host drops its entry when the upload's end is reported
+// (emit "done" or "fail", before close), and never calls a callback of a closed entry.
+func (c *conn) close() {
+	if c.made {
+		c.made = false
+		release(c.send)
+		release(c.read)
+		release(c.hdrs)
+	}
+}
+
+// ask calls host[method](args...) and waits for its answer (await).
+func (c *conn) ask(ctx core.Context, abortable bool, method string, args ...any) (answer, error) {
+	if err := try(func() { host.Call(method, args...) }); err != nil {
+		return answer{}, err
+	}
+	return c.await(ctx, abortable)
+}
+
+// await waits for the host's answer to the call just made. When ctx ends first and abortable
+// is set, it asks the host to abort the request and still waits for the answer, which the
+// abort makes prompt, so that nothing of the request outlives the call; without abortable it
+// returns at once (the host drops a late answer).
+func (c *conn) await(ctx core.Context, abortable bool) (answer, error) {
+	select {
+	case a := <-c.answers:
+		return a, nil
+	case <-ctx.Done():
+	}
+	if abortable {
+		_ = try(func() { host.Call("abort", c.id) })
+		<-c.answers
+	}
+	return answer{}, ctx.Err()
+}
+
+func (a answer) str(i int) string {
+	if i < len(a.s) {
+		return a.s[i]
+	}
+	return ""
+}
+
+// err is a "fetch" or "error" answer's error: its name and message.
+func (a answer) err() error { return &jsError{name: a.str(0), message: a.str(1)} }
+
+// Do sends req through host.send and returns the answer. Any HTTP status is an answer; an
+// error means fetch rejected (a network failure, a CORS refusal, a redirect: see below) or
+// ctx ended.
+func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pre, start, end, post, hasBody, err := bodyOf(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	headers, ok := flatHeaders(req.Header)
+	if !ok {
+		// fetch itself would refuse such a header.
+		return nil, &FetchError{Err: errors.New("a header name or value holds a line break or a NUL")}
+	}
+	// Never "manual": it makes every 308 opaque, Range and all. A request with a body goes in
+	// mode "error": "follow" would re-send the body to a 308's Location. A request without
+	// one whose headers may go anywhere (a status query) goes in mode "follow", so that a
+	// redirect shows as response.redirected (PROTOCOL.md section 6; doc.go).
+	mode := "error"
+	if !hasBody && followable(req.Header) {
+		mode = "follow"
+	}
+	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), mode, c.send)
+	switch {
+	case err != nil:
+		return nil, err
+	case a.kind == "redirect":
+		return nil, &RedirectError{URL: req.URL}
+	case a.kind == "fetch":
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, &FetchError{Err: a.err()}
+	case a.kind != "ok" || len(a.n) < 1:
+		return nil, a.err()
+	}
+	// The fields core reads (PROTOCOL.md sections 2-5); only what CORS exposes is there: the
+	// reference server lists them in Access-Control-Expose-Headers.
+	out := &core.Response{Status: int(a.n[0]), Header: core.Header{}}
+	for i, name := range [...]string{"range", "location", "x-http-status-code-override", "retry-after"} {
+		if v := a.str(i); v != "" {
+			out.Header[name] = v
+		}
+	}
+	if body := a.str(4); body != "" {
+		out.Body = []byte(body[:min(len(body), MaxResponseBody)])
+	}
+	return out, nil
+}
+
+// orNull returns nil (JS null) for "": a chunk has no text around it, and each string Go
+// passes costs a conversion.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (c *conn) urlValue(u string) js.Value {
+	if u != c.url || c.urlv.IsUndefined() {
+		c.url, c.urlv = u, js.ValueOf(u)
+	}
+	return c.urlv
+}
+
+// flatHeaders returns h as "name\nvalue\n…", the form host.send takes: one string rather
+// than an object, since every JS object Go makes is a reference its collector must end.
+func flatHeaders(h core.Header) (string, bool) {
+	var b []byte
+	for k, v := range h {
+		for _, s := range [2]string{k, v} {
+			for i := 0; i < len(s); i++ {
+				if s[i] == '\n' || s[i] == '\r' || s[i] == 0 {
+					return "", false
+				}
+			}
+		}
+		if len(b) > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, k...)
+		b = append(b, '\n')
+		b = append(b, v...)
+	}
+	return string(b), true
+}
+
+// bodyOf describes pieces the way host.send takes a body: text before, a range of the
+// source (start -1 for none), text after. Core's bodies are a single piece (a chunk, the
+// metadata) or a multipart body: prefix, media, suffix (core/multipart.go). The texts go as
+// strings: core makes them from the metadata's JSON and ASCII, all UTF-8.
+func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, hasBody bool, err error) {
+	start, end = -1, -1
+	text := func(p core.Piece) (string, bool) {
+		b, ok := p.(core.Bytes)
+		if !ok || !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	switch len(pieces) {
+	case 0:
+		return
+	case 1:
+		if r, ok := pieces[0].(RangePiece); ok {
+			return "", r.start, r.end, "", true, nil
+		}
+		if pre, ok := text(pieces[0]); ok {
+			return pre, -1, -1, "", pre != "", nil
+		}
+	case 3:
+		r, ok := pieces[1].(RangePiece)
+		pre, ok1 := text(pieces[0])
+		post, ok2 := text(pieces[2])
+		if ok && ok1 && ok2 {
+			return pre, r.start, r.end, post, true, nil
+		}
+	}
+	err = errors.New("jsbridge: a body of unknown shape") // a programming error
+	return
+}
+
+// Source is the core.Source of an upload's Blob, which only the host holds: its pieces are
+// byte ranges (the host slices the Blob when it sends them; slicing reads no bytes,
+// PROTOCOL.md section 6), so the file's bytes never enter Go's memory, unless a checksum was
+// asked for: then core reads each chunk once, through RangePiece.Read.
+type Source struct {
+	c    *conn
+	size int64
+}
+
+// Size returns the Blob's size.
+func (s *Source) Size() int64 { return s.size }
+
+// Slice returns the range [start, end) as a [RangePiece], end clamped to the size.
+func (s *Source) Slice(start, end int64) (core.Piece, error) {
+	end = min(end, s.size)
+	if start < 0 || start > end {
+		return nil, errors.New("jsbridge: slice out of range")
+	}
+	return RangePiece{c: s.c, start: start, end: end}, nil
+}
+
+// RangePiece is a run of the upload's bytes, not yet read.
+type RangePiece struct {
+	c          *conn
+	start, end int64
+}
+
+// Len returns the piece's length in bytes.
+func (p RangePiece) Len() int64 { return p.end - p.start }
+
+// Read reads the piece's bytes into Go memory through host.read, for a checksum: core calls
+// it once per chunk, and only when a checksum was asked for. The host reads the Blob's slice
+// (a prompt, local read), so Read waits for it even when ctx ends.
+func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
+	c := p.c
+	c.dst, c.copied = make([]byte, p.Len()), -1
+	defer func() { c.dst = nil }()
+	if err := try(func() { host.Call("read", c.id, float64(p.start), float64(p.end), c.read) }); err != nil {
+		return nil, err
+	}
+	a := <-c.answers
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case a.kind != "ok":
+		return nil, a.err()
+	case int64(c.copied) != p.Len():
+		return nil, errors.New("the file changed while it was read")
+	}
+	return c.dst, nil
+}
+
+// headers calls the caller's getHeaders through host.headers. Core calls it from its own
+// goroutine, where waiting is allowed. A getHeaders that never settles cannot hold the
+// upload: when ctx ends it returns at once, and the host drops the late answer.
+func (c *conn) headers(ctx core.Context) (core.Header, error) {
+	a, err := c.ask(ctx, false, "headers", c.id, c.hdrs)
+	switch {
+	case err != nil:
+		return nil, err
+	case a.kind == "bad":
+		return nil, errors.New(a.str(0)) // core names the field itself
+	case a.kind != "ok":
+		return nil, a.err()
+	}
+	h := core.Header{}
+	flat := a.str(0)
+	for flat != "" {
+		var k, v string
+		k, flat = cut(flat)
+		v, flat = cut(flat)
+		h.Set(k, v)
+	}
+	return h, nil
+}
+
+// cut splits s at its first newline.
+func cut(s string) (string, string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i], s[i+1:]
+		}
+	}
+	return s, ""
+}
+
+// emit reports to the upload's sink through host.emit. Whatever the sink throws stays in JS's
+// hands (the host catches it).
+func (c *conn) emit(typ string, args ...any) {
+	_ = try(func() { host.Call("emit", append([]any{c.id, typ}, args...)...) })
+}
+
+// wantRequests asks the host whether anyone listens to per-request reports: a request report
+// per chunk costs a JS call with six arguments, a URL string among them.
+func (c *conn) wantRequests() bool {
+	var v js.Value
+	if try(func() { v = host.Call("wantRequests", c.id) }) != nil {
+		return false
+	}
+	return v.Type() == js.TypeBoolean && v.Bool()
+}
+
+// FetchError is a fetch that rejected: no answer arrived.
+type FetchError struct {
+	Err error
+}
+
+func (e *FetchError) Error() string {
+	// Chromium rejects the same way for a lost connection, a CORS refusal and a redirect
+	// that redirect mode "error" refused (a 308 with a Location): script cannot tell them
+	// apart (doc.go).
+	return "fetch failed (a network failure, a CORS refusal, or a redirect, which is never followed): " + e.Err.Error()
+}
+
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// RedirectError is a server that answered a session request with a redirect (a 308 that
+// carries a Location). It is final: the protocol's 308 has no Location, and the upload is
+// never sent elsewhere.
+type RedirectError struct{ URL string }
+
+func (e *RedirectError) Error() string {
+	return "the server answered " + e.URL + " with a redirect (a 308 with a Location), which an upload never follows"
+}
+
+// Code returns "protocol_error", which makes core stop at once.
+func (e *RedirectError) Code() string { return core.CodeProtocol }
+
+// followable reports whether a request with these headers may follow a redirect: when it
+// carries nothing but protocol headers and Authorization, which fetch itself drops on a
+// redirect to another origin (the Fetch standard, HTTP-redirect fetch). Any other header the
+// caller gave could reach a host it was not meant for, so such a request is never followed.
+func followable(h core.Header) bool {
+	for k := range h {
+		switch k {
+		case "content-range", "content-type", "x-guploader-no-308", "authorization":
+		default:
+			return false
+		}
+	}
+	return true
+}

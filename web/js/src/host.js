@@ -1,0 +1,191 @@
+// The host: everything the Go side needs of the browser for an upload, asked for by the
+// upload's numeric id. It runs in the module's own realm (the page today; a worker later), and
+// it is the only holder of what belongs to an upload: the source Blob, the sink that the Upload
+// object listens to, getHeaders, the AbortController of the request in flight. The Go side
+// never holds any of them (jsbridge/doc.go, "Ownership"): it passes and receives primitives
+// only, so a finished upload's Blob is let go as soon as its entry here is deleted, which
+// happens when the Go side reports the upload's end ("done" or "fail"), whatever Go's
+// collector does.
+//
+// The calls the Go side makes (jsbridge/host.go), each answering through a callback `cb` that
+// the Go side owns and calls with primitives:
+//
+//   send(id, method, url, headers, pre, start, end, post, redirect, cb)
+//       one fetch; headers is "name\nvalue\n…"; the body is pre + source[start, end) + post
+//       (start < 0: no bytes of the source; pre and post may be null; all empty: no body).
+//       cb("ok", status, range, location, override, retryAfter, body), null for an absent field
+//       cb("redirect") | cb("fetch", name, message) | cb("error", name, message)
+//   abort(id)                 aborts the request in flight, if any
+//   read(id, start, end, cb)  cb("ok", Uint8Array) | cb("error", name, message); the array's
+//                             buffer is detached as soon as cb returns (Go has copied it)
+//   headers(id, cb)           calls getHeaders: cb("ok", "name\nvalue\n…") | cb("bad", reason)
+//                             | cb("error", name, message)
+//   wantRequests(id)          whether anyone listens to per-request reports
+//   emit(id, type, ...args)   a report for the sink; "done" and "fail" end the entry ("fail"
+//                             gets the JS error behind it, if any, as its sixth argument)
+
+// The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
+const MAX_BODY = 1 << 20;
+
+const noop = () => {};
+
+export function createHost() {
+  const entries = new Map(); // id -> { blob, sink, getHeaders, ac }
+
+  // Calls cb only while the entry is open: after the upload's end the Go side may have
+  // released the function.
+  const answer = (id, e, cb, ...args) => {
+    if (entries.get(id) === e) cb(...args);
+  };
+  const failure = (err) => [String(err?.name ?? ""), String(err?.message ?? err)];
+
+  return {
+    /** Opens the entry of upload id: { blob, sink, getHeaders }. */
+    open(id, entry) {
+      entries.set(id, { ...entry, ac: null });
+    },
+
+    /** Drops the entry of upload id, aborting its request in flight. */
+    close(id) {
+      const e = entries.get(id);
+      if (!e) return;
+      entries.delete(id);
+      e.ac?.abort();
+    },
+
+    /** How many uploads hold an entry (for tests). */
+    get size() {
+      return entries.size;
+    },
+
+    send(id, method, url, headers, pre, start, end, post, redirect, cb) {
+      const e = entries.get(id);
+      if (!e) return void cb("error", "Error", "mediaupload: no such upload");
+      const parts = [];
+      if (pre) parts.push(pre);
+      if (start >= 0) parts.push(e.blob.slice(start, end));
+      if (post) parts.push(post);
+      // A Blob without a type: fetch adds no Content-Type of its own (core sets it).
+      const body =
+        parts.length === 0 ? undefined : parts.length === 1 && parts[0] instanceof Blob ? parts[0] : new Blob(parts);
+      const ac = new AbortController();
+      e.ac = ac;
+      const record = {};
+      const h = headers === "" ? [] : headers.split("\n");
+      for (let i = 0; i + 1 < h.length; i += 2) record[h[i]] = h[i + 1];
+      fetch(url, { method, headers: record, body, redirect, signal: ac.signal })
+        .then(async (res) => {
+          if (redirect === "follow" && res.redirected) {
+            ac.abort(); // the target's answer is of no use
+            return void answer(id, e, cb, "redirect");
+          }
+          // An absent field is null, not "": Go converts each string it receives with two
+          // calls, and a 308 carries only Range.
+          const get = (name) => res.headers.get(name) || null;
+          const override = get("x-http-status-code-override");
+          let text = null;
+          if (res.status === 308 || override === "308") {
+            // Core reads nothing of a 308's body (PROTOCOL.md section 3): it is drained
+            // meanwhile, so that the request ends normally rather than being cut.
+            res.arrayBuffer().then(noop, noop);
+          } else {
+            const buf = await res.arrayBuffer();
+            text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
+          }
+          if (e.ac === ac) e.ac = null;
+          e.cause = undefined; // an answer came: an earlier failure is not why the upload ends
+          answer(id, e, cb, "ok", res.status, get("range"), get("location"), override, get("retry-after"), text);
+        })
+        .catch((err) => {
+          if (e.ac === ac) e.ac = null;
+          e.cause = err; // the cause of a network_error, should the retries run out
+          answer(id, e, cb, "fetch", ...failure(err));
+        });
+    },
+
+    abort(id) {
+      const e = entries.get(id);
+      e?.ac?.abort();
+    },
+
+    read(id, start, end, cb) {
+      const e = entries.get(id);
+      if (!e) return void cb("error", "Error", "mediaupload: no such upload");
+      e.blob
+        .slice(start, end)
+        .arrayBuffer()
+        .then(
+          (buf) => {
+            try {
+              answer(id, e, cb, "ok", new Uint8Array(buf));
+            } finally {
+              // Go has copied the bytes: detach the buffer, so that the reference Go keeps
+              // until its collector runs holds nothing.
+              detach(buf);
+            }
+          },
+          (err) => answer(id, e, cb, "error", ...failure(err)),
+        );
+    },
+
+    headers(id, cb) {
+      const e = entries.get(id);
+      if (!e?.getHeaders) return void cb("ok", "");
+      Promise.resolve()
+        .then(() => e.getHeaders())
+        .then(
+          (v) => {
+            const flat = flatHeaders(v);
+            answer(id, e, cb, flat.bad ? "bad" : "ok", flat.bad ?? flat.text);
+          },
+          (err) => {
+            e.cause = err; // the cause of the auth_error
+            answer(id, e, cb, "error", ...failure(err));
+          },
+        );
+    },
+
+    wantRequests(id) {
+      return Boolean(entries.get(id)?.sink.wantRequests);
+    },
+
+    emit(id, type, ...args) {
+      const e = entries.get(id);
+      if (!e) return;
+      if (type === "done" || type === "fail") {
+        entries.delete(id);
+        e.ac?.abort();
+      }
+      // A failure's JS cause (a fetch TypeError, what getHeaders threw) goes with it.
+      if (type === "fail") args[5] = e.cause;
+      try {
+        e.sink[type]?.(...args);
+      } catch (err) {
+        // The sink is the loader's own; a throw there must not reach the Go side.
+        globalThis.reportError?.(err);
+      }
+    },
+  };
+}
+
+// What getHeaders returned, as "name\nvalue\n…", or { bad } naming what is wrong.
+function flatHeaders(v) {
+  if (v === undefined || v === null) return { text: "" };
+  if (typeof v !== "object" || Array.isArray(v)) return { bad: "not an object of strings" };
+  const out = [];
+  for (const [k, val] of Object.entries(v)) {
+    if (typeof val !== "string") return { bad: `the value of "${k}" is not a string` };
+    if (/[\n\r\0]/.test(k + val)) return { bad: `the header "${k}" holds a line break or a NUL` };
+    out.push(k, val);
+  }
+  return { text: out.join("\n") };
+}
+
+function detach(buf) {
+  try {
+    if (typeof buf.transfer === "function") buf.transfer(0);
+    else structuredClone(buf, { transfer: [buf] });
+  } catch {
+    // nothing to do: the buffer goes when Go's reference does
+  }
+}

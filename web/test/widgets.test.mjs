@@ -1,0 +1,369 @@
+// Browser tests of mu.queue and mu.XMLHttpRequest (shared/API.md, "Many files: a queue" and
+// "Widgets that do their own XMLHttpRequest") against the reference server.
+//
+// The XMLHttpRequest facade is checked against Chromium's own XMLHttpRequest doing the same
+// thing (a media upload of the same bytes to the same server): the sequence of events and
+// readyState values a widget sees must be the same.
+
+import assert from "node:assert/strict";
+import { after, before, beforeEach, test as nodeTest } from "node:test";
+import { CHUNK, MiB, startAll } from "./harness.mjs";
+
+const test = (name, fn) => nodeTest(name, { timeout: 90_000 }, fn);
+
+let env, ref, page;
+let seq = 0;
+const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
+
+before(async () => {
+  env = await startAll();
+  ({ ref } = env);
+  page = await env.openPage();
+  // The page-side recorder of everything an XMLHttpRequest (real or not) shows a widget.
+  await page.evaluate(() => {
+    const TYPES = ["loadstart", "progress", "load", "error", "abort", "timeout", "loadend"];
+    window.X = {
+      // Runs `xhr` (already opened, or not) through `drive(xhr, log)` and resolves when loadend
+      // fires on it, with the normalized event list and the final fields.
+      record(xhr) {
+        const log = [];
+        xhr.addEventListener("readystatechange", () => log.push(`rsc:${xhr.readyState}`));
+        // Byte counts depend on timing (how much had reached the socket) and on the answer's
+        // text: logged as 0 or n.
+        const n = (e) => `${e.loaded ? "n" : 0}/${e.total ? "n" : 0}`;
+        for (const t of TYPES) xhr.addEventListener(t, (e) => log.push(`${t}:${xhr.readyState}` + (t === "progress" ? "" : `:${n(e)}`)));
+        for (const t of TYPES) xhr.upload.addEventListener(t, (e) => log.push(`upload.${t}` + (t === "progress" ? "" : `:${n(e)}`)));
+        return log;
+      },
+      // Consecutive repeats (progress events, readystatechange 3) collapse to one.
+      shape: (log) => log.filter((x, i) => x !== log[i - 1]),
+      ended: (xhr) => new Promise((r) => xhr.addEventListener("loadend", () => setTimeout(r, 50), { once: true })),
+      // open, send, and wait for the end (with a timeout, if given).
+      async post(xhr, url, file, timeout) {
+        xhr.open("POST", url);
+        if (timeout) xhr.timeout = timeout;
+        const ended = X.ended(xhr);
+        xhr.send(file);
+        await ended;
+        return {};
+      },
+      fields(xhr) {
+        let responseText;
+        try {
+          responseText = xhr.responseText;
+        } catch (e) {
+          responseText = `throws ${e.name}`;
+        }
+        return { readyState: xhr.readyState, status: xhr.status, responseText, response: xhr.response };
+      },
+    };
+  });
+});
+after(() => env?.close());
+beforeEach(() => ref.reset());
+
+// Runs `scenario` (a page function of (xhr, url, file) that ends when the request does) with a
+// real XMLHttpRequest on a media upload URL and with mu.XMLHttpRequest on `url`; returns both
+// outcomes as { shape, fields, extra }.
+async function both(scenario, { size = 300_000, options = {}, realURL, muURL } = {}) {
+  return page.evaluate(
+    async ({ scenario, size, options, realURL, muURL }) => {
+      const mu = await T.load();
+      const fn = new Function(`return (${scenario})`)();
+      const out = {};
+      for (const [kind, make, url] of [
+        ["real", () => new XMLHttpRequest(), realURL],
+        ["mu", () => new mu.XMLHttpRequest(options), muURL],
+      ]) {
+        const xhr = make();
+        const log = X.record(xhr);
+        const extra = await fn(xhr, url, T.file(size, 7, "f.bin"));
+        out[kind] = { shape: X.shape(log), fields: X.fields(xhr), extra };
+      }
+      return out;
+    },
+    { scenario: scenario.toString(), size, options, realURL, muURL },
+  );
+}
+
+function urls(name) {
+  const muURL = ref.uploadURL(name);
+  return { muURL, realURL: muURL + "&uploadType=media" };
+}
+
+// --- the queue -----------------------------------------------------------------------------
+
+test("queue: at most `concurrency` run, the rest wait in state queued; every file lands", async () => {
+  const names = Array.from({ length: 7 }, () => unique("q"));
+  const out = await page.evaluate(async (urls) => {
+    const mu = await T.load();
+    const q = mu.queue({ concurrency: 2 });
+    const ups = urls.map((url, i) => q.add(T.blob(600_000 + i, 100 + i), { url, chunkSize: 262144 }));
+    const statesAtAdd = ups.map((u) => u.state);
+    let maxRunning = 0;
+    const totals = [];
+    q.addEventListener("progress", (e) => {
+      const running = ups.filter((u) => !["queued", "done", "failed", "aborted"].includes(u.state)).length;
+      maxRunning = Math.max(maxRunning, running);
+      totals.push([e.loaded, e.total]);
+    });
+    let idle = 0;
+    const idled = new Promise((r) => q.addEventListener("idle", () => (idle++, r())));
+    await T.sleep(0);
+    const statesAfterStart = ups.map((u) => u.state);
+    await Promise.race([idled, T.sleep(60_000)]);
+    return {
+      statesAtAdd, statesAfterStart, maxRunning, idle,
+      states: ups.map((u) => u.state), loaded: q.loaded, total: q.total, last: totals.at(-1),
+      monotonic: totals.every((t, i) => i === 0 || t[0] >= totals[i - 1][0]),
+      same: q.uploads.every((u, i) => u === ups[i]),
+    };
+  }, names.map((n) => ref.uploadURL(n)));
+  assert.deepEqual(out.statesAtAdd, Array(7).fill("queued"));
+  assert.equal(out.statesAfterStart.filter((s) => s === "queued").length, 5, `after start: ${out.statesAfterStart}`);
+  assert.ok(out.maxRunning <= 2 && out.maxRunning >= 1, `at most 2 ran at once (${out.maxRunning})`);
+  assert.equal(out.idle, 1);
+  assert.deepEqual(out.states, Array(7).fill("done"));
+  const total = names.reduce((n, _, i) => n + 600_000 + i, 0);
+  assert.equal(out.total, total);
+  assert.equal(out.loaded, total);
+  assert.deepEqual(out.last, [total, total]);
+  assert.ok(out.monotonic, "the total progress never went backwards");
+  assert.ok(out.same, "q.uploads are the objects add returned, in order");
+  for (let i = 0; i < 7; i++) assert.deepEqual(await env.checkStored(names[i], 600_000 + i, 100 + i), []);
+});
+
+test("queue: pause holds every upload, resume finishes them; abort settles queued ones too", async () => {
+  const a = Array.from({ length: 4 }, () => unique("qp"));
+  const b = Array.from({ length: 4 }, () => unique("qa"));
+  const out = await page.evaluate(async ({ a, b }) => {
+    const mu = await T.load();
+    const q = mu.queue({ concurrency: 2 });
+    const ups = a.map((url, i) => q.add(T.blob(3 * 262144, 200 + i), { url, chunkSize: 262144 }));
+    await T.until(() => q.loaded > 0, 20_000, "some progress");
+    q.pause();
+    await T.until(() => ups.every((u) => u.state === "paused" || u.state === "done"), 20_000, "paused");
+    const paused = ups.map((u) => u.state);
+    await T.sleep(300);
+    const loadedWhilePaused = q.loaded;
+    await T.sleep(500);
+    const held = q.loaded === loadedWhilePaused;
+    q.resume();
+    const results = await Promise.allSettled(ups.map((u) => u.promise));
+
+    const q2 = mu.queue({ concurrency: 1 });
+    const ups2 = b.map((url, i) => q2.add(T.blob(4 * 262144, 300 + i), { url, chunkSize: 262144 }));
+    const events = T.record(ups2[3]);
+    let idle = false;
+    q2.addEventListener("idle", () => (idle = true));
+    await T.until(() => ups2[0].state === "uploading", 20_000, "the first upload");
+    q2.abort();
+    const aborted = await Promise.allSettled(ups2.map((u) => u.promise));
+    await T.until(() => idle, 5000, "idle");
+    return {
+      paused, held, results: results.map((r) => r.status),
+      aborted: aborted.map((r) => r.reason?.code), states2: ups2.map((u) => u.state),
+      events: events.map((e) => e.type), total2: q2.total,
+    };
+  }, { a: a.map((n) => ref.uploadURL(n)), b: b.map((n) => ref.uploadURL(n)) });
+  assert.ok(out.paused.filter((s) => s === "paused").length >= 2, `states after pause: ${out.paused}`);
+  assert.ok(out.held, "nothing moved while paused");
+  assert.deepEqual(out.results, Array(4).fill("fulfilled"));
+  for (let i = 0; i < 4; i++) assert.deepEqual(await env.checkStored(a[i], 3 * 262144, 200 + i), []);
+  assert.deepEqual(out.aborted, Array(4).fill("aborted"));
+  assert.deepEqual(out.states2, Array(4).fill("aborted"));
+  assert.deepEqual(out.events, ["statechange", "loadstart", "abort", "loadend"], "a never-started upload's events");
+  assert.equal(out.total2, 0, "aborted uploads leave the total");
+  for (const n of b) assert.equal(await ref.object(n), undefined, `${n} was not stored`);
+});
+
+test("queue: bad concurrency is a typed error", async () => {
+  const out = await page.evaluate(async () => {
+    const mu = await T.load();
+    try {
+      mu.queue({ concurrency: 0 });
+      return null;
+    } catch (e) {
+      return T.errorData(e);
+    }
+  });
+  assert.equal(out?.code, "invalid_argument");
+});
+
+test("queue: 20 concurrent uploads' throughput against 20 plain fetch loops (printed, not asserted)", async () => {
+  const size = 4 * MiB;
+  const names = Array.from({ length: 20 }, () => unique("tp"));
+  const out = await page.evaluate(async ({ urls, size }) => {
+    const mu = await T.load();
+    const blobs = urls.map((_, i) => T.blob(size, 500 + i));
+    let t0 = performance.now();
+    const q = mu.queue({ concurrency: 20 });
+    for (let i = 0; i < urls.length; i++) q.add(blobs[i], { url: urls[i], chunkSize: 262144 * 4 });
+    await new Promise((r) => q.addEventListener("idle", r));
+    const muMs = performance.now() - t0;
+    const ok = q.uploads.every((u) => u.state === "done");
+    // The floor: the same chunks PUT by plain fetch loops to resumable sessions.
+    t0 = performance.now();
+    await Promise.all(urls.map(async (url, i) => {
+      const start = await fetch(url + "-fetch&uploadType=resumable", { method: "POST", headers: { "X-Upload-Content-Length": String(size) } });
+      const session = start.headers.get("Location");
+      for (let off = 0; off < size; off += 262144 * 4) {
+        const end = Math.min(size, off + 262144 * 4);
+        const r = await fetch(session, { method: "PUT", body: blobs[i].slice(off, end), headers: { "Content-Range": `bytes ${off}-${end - 1}/${size}` } });
+        if (end < size && r.status !== 308) throw new Error(`fetch loop: ${r.status}`);
+      }
+    }));
+    const fetchMs = performance.now() - t0;
+    return { ok, muMs, fetchMs };
+  }, { urls: names.map((n) => ref.uploadURL(n)), size });
+  assert.ok(out.ok, "every upload done");
+  const mb = (20 * size) / 1e6;
+  console.log(
+    `queue throughput: 20 x 4 MiB, 1 MiB chunks: mu.queue ${(mb / (out.muMs / 1000)).toFixed(1)} MB/s (${out.muMs.toFixed(0)} ms), ` +
+      `20 fetch loops ${(mb / (out.fetchMs / 1000)).toFixed(1)} MB/s (${out.fetchMs.toFixed(0)} ms), ratio ${(out.fetchMs / out.muMs).toFixed(2)}`,
+  );
+  for (let i = 0; i < 20; i += 7) assert.deepEqual(await env.checkStored(names[i], size, 500 + i), []);
+});
+
+// --- the XMLHttpRequest facade ---------------------------------------------------------------
+
+test("XMLHttpRequest: a successful upload shows the same events and readyStates as a real one", async () => {
+  const name = unique("x");
+  const out = await both(async (xhr, url, file) => {
+    const states = [xhr.readyState];
+    xhr.open("POST", url);
+    states.push(xhr.readyState);
+    xhr.responseType = "json";
+    const ended = X.ended(xhr);
+    xhr.send(file);
+    states.push(xhr.readyState);
+    let second;
+    try {
+      xhr.send(file);
+    } catch (e) {
+      second = e.name;
+    }
+    await ended;
+    let afterDone;
+    try {
+      xhr.send(file);
+    } catch (e) {
+      afterDone = e.name;
+    }
+    return { states, second, afterDone, name: xhr.response?.name, size: xhr.response?.size, type: xhr.getResponseHeader("content-type")?.split(";")[0] };
+  }, { ...urls(name), size: 300_000 });
+  assert.deepEqual(out.mu.shape, out.real.shape, "event sequence");
+  assert.ok([200, 201].includes(out.mu.fields.status), `status ${out.mu.fields.status}`);
+  assert.equal(out.mu.fields.readyState, 4);
+  assert.equal(out.mu.fields.responseText, out.real.fields.responseText, "responseText with responseType json");
+  assert.deepEqual(out.mu.extra, out.real.extra);
+  assert.equal(out.mu.extra.name, name);
+  assert.equal(out.mu.extra.second, "InvalidStateError");
+  assert.deepEqual(await env.checkStored(name, 300_000, 7), []);
+});
+
+test("XMLHttpRequest: handler properties, responseType text, and a FormData's one File", async () => {
+  const name = unique("xf");
+  const out = await page.evaluate(async (url) => {
+    const mu = await T.load();
+    const got = [];
+    const xhr = new mu.XMLHttpRequest({ formFields: (fields, file) => ({ name: fields.key, contentType: file.type }) });
+    xhr.onreadystatechange = () => got.push(`rsc:${xhr.readyState}`);
+    xhr.upload.onprogress = (e) => got.push(`up:${e.loaded}/${e.total}`);
+    xhr.onload = () => got.push("load");
+    xhr.open("POST", url.split("?")[0]);
+    xhr.setRequestHeader("Content-Type", "multipart/form-data; boundary=widget");
+    const form = new FormData();
+    form.append("key", url.split("name=")[1]);
+    form.append("file", T.file(700_000, 9, "a.bin", { type: "application/x-test" }));
+    const ended = X.ended(xhr);
+    xhr.send(form);
+    await ended;
+    return { got: X.shape(got), status: xhr.status, body: JSON.parse(xhr.responseText), handler: typeof xhr.onload };
+  }, ref.uploadURL(name));
+  assert.ok([200, 201].includes(out.status), `status ${out.status}`);
+  assert.equal(out.body.name, name);
+  assert.equal(out.body.contentType, "application/x-test", "the form's Content-Type was replaced by the file's");
+  assert.equal(out.handler, "function");
+  assert.deepEqual(out.got.filter((g) => g.startsWith("rsc")), ["rsc:1", "rsc:2", "rsc:3", "rsc:4"]);
+  assert.ok(out.got.includes("up:700000/700000"), `upload progress reached the end: ${out.got}`);
+  assert.equal(out.got.at(-1), "load");
+  assert.deepEqual(await env.checkStored(name, 700_000, 9), []);
+});
+
+test("XMLHttpRequest: abort() during the upload and after it, as a real one", async () => {
+  const name = unique("xa");
+  const out = await both(async (xhr, url, file) => {
+    xhr.open("POST", url);
+    const ended = X.ended(xhr);
+    xhr.upload.addEventListener("progress", () => xhr.abort(), { once: true });
+    xhr.send(file);
+    await ended;
+    return { afterAbort: xhr.readyState };
+  }, { ...urls(name), size: 16 * MiB, options: { chunkSize: CHUNK } });
+  assert.deepEqual(out.mu.shape, out.real.shape, "event sequence of abort during");
+  assert.deepEqual(out.mu.fields, out.real.fields);
+  assert.equal(out.mu.fields.status, 0);
+  assert.equal(out.mu.extra.afterAbort, 0);
+
+  const name2 = unique("xb");
+  const out2 = await both(async (xhr, url, file) => {
+    xhr.open("POST", url);
+    const ended = X.ended(xhr);
+    xhr.send(file);
+    await ended;
+    const before = xhr.readyState;
+    xhr.abort();
+    return { before, after: xhr.readyState, status: xhr.status };
+  }, { ...urls(name2), size: 1000 });
+  assert.deepEqual(out2.mu.shape, out2.real.shape, "abort after done fires nothing");
+  assert.deepEqual(out2.mu.extra, out2.real.extra);
+});
+
+test("XMLHttpRequest: a network error and a timeout, as a real one", async () => {
+  // Port 9 of 127.0.0.1: nothing listens, the connection is refused.
+  const dead = "http://127.0.0.1:9/upload/storage/v1/b/test/o?name=x";
+  const out = await both((xhr, url, file) => X.post(xhr, url, file), { realURL: dead, muURL: dead, size: 1000, options: { retry: { retries: 0 } } });
+  assert.deepEqual(out.mu.shape, out.real.shape, "network error sequence");
+  assert.deepEqual(out.mu.fields, out.real.fields);
+
+  const name = unique("xt");
+  const out2 = await both((xhr, url, file) => X.post(xhr, url, file, 30), { ...urls(name), size: 32 * MiB });
+  assert.deepEqual(out2.mu.shape, out2.real.shape, "timeout sequence");
+  assert.equal(out2.mu.fields.status, 0);
+  assert.ok(out2.mu.shape.includes("timeout:4:0/0"), String(out2.mu.shape));
+});
+
+test("XMLHttpRequest: an HTTP refusal is an answer with its status, as a real one", async () => {
+  const name = unique("xr");
+  await ref.setFaults([{ on: "any", action: "status", status: 403, times: -1 }]);
+  const out = await both((xhr, url, file) => X.post(xhr, url, file), { ...urls(name), size: 1000 });
+  assert.equal(out.mu.fields.status, 403);
+  assert.equal(out.real.fields.status, 403);
+  assert.deepEqual(out.mu.shape.filter((s) => !s.startsWith("upload.")), out.real.shape.filter((s) => !s.startsWith("upload.")));
+});
+
+test("XMLHttpRequest: a FormData without exactly one File is a network error, before any request", async () => {
+  const out = await page.evaluate(async (url) => {
+    const mu = await T.load();
+    const res = [];
+    for (const n of [0, 2]) {
+      const xhr = new mu.XMLHttpRequest();
+      const log = X.record(xhr);
+      const form = new FormData();
+      form.append("key", "value");
+      for (let i = 0; i < n; i++) form.append("file" + i, T.file(1000, i, `f${i}.bin`));
+      const ended = X.ended(xhr);
+      xhr.open("POST", url);
+      xhr.send(form);
+      await ended;
+      res.push({ shape: X.shape(log), status: xhr.status });
+    }
+    return res;
+  }, ref.uploadURL(unique("xn")));
+  for (const r of out) {
+    assert.equal(r.status, 0);
+    assert.ok(r.shape.includes("error:4:0/0"), String(r.shape));
+  }
+  assert.deepEqual((await ref.log()).filter((e) => e.kind !== "preflight"), [], "no request was sent");
+});
