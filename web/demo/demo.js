@@ -25,7 +25,8 @@ function settings() {
     customURL: $("#customURL").value.trim(),
     token: $("#customToken").value.trim(),
     uploadType: $("#uploadType").value,
-    chunkSize: Number($("#chunkSize").value),
+    // "" is the module's default (sized to the link as it goes, where the module does that).
+    chunkSize: $("#chunkSize").value === "" ? undefined : Number($("#chunkSize").value),
     checksum: $("#checksum").value,
     fastRetry: $("#retry").value === "fast",
     statusEachChunk: $("#statusEachChunk").checked,
@@ -54,9 +55,17 @@ function refreshNote() {
   $("#storedOn").textContent = targetNames[s.target];
   const notes = [];
   if (s.target === "gcs" && s.statusEachChunk) {
-    notes.push("fake-gcs-server finishes the object when it receives a status query, so with this option it ends early with a short object (PROTOCOL.md §7).");
+    notes.push("fake-gcs-server finishes the object when it receives a status query, so with this option it ends early with a short object (docs/protocol.md, section 7).");
   }
   if (s.target !== "ref" && s.flaky) notes.push("The flaky network applies to the reference server only.");
+  // A fixed small chunk costs a request (and, on a real server, a round trip) per chunk; the
+  // emulator is slow per request: a 300 MiB file took 510 s in 256 KiB chunks, 21 s in 8 MiB.
+  const small = s.uploadType !== "multipart" && s.uploadType !== "media" && s.chunkSize > 0 && s.chunkSize < 8 << 20;
+  if (small && s.target === "gcs") {
+    notes.push(`Slow: fake-gcs-server takes long over every request, and ${fmtBytes(s.chunkSize)} chunks make many (a 300 MiB file: 510 s in 256 KiB chunks, 21 s in 8 MiB). Pick "module default" unless small chunks are what you want to see.`);
+  } else if (small && s.target === "custom") {
+    notes.push(`Each ${fmtBytes(s.chunkSize)} chunk costs a round trip to the server: on a real API, larger chunks (or the module's default) are much faster.`);
+  }
   if (s.target === "gcs" && s.checksum) notes.push("fake-gcs-server ignores X-Goog-Hash; the module still compares the hashes in its answer.");
   $("#note").hidden = notes.length === 0;
   $("#note").textContent = notes.join(" ");
@@ -116,12 +125,24 @@ function fmtRate(bps) {
   return mb >= 1 ? `${mb.toFixed(mb < 10 ? 1 : 0)} MB/s` : `${(bps / 1e3).toFixed(0)} kB/s`;
 }
 
+/** A duration for people: "350 ms", "1.6 s", "12 s", "2:05". */
+function fmtDuration(ms) {
+  if (ms == null || !Number.isFinite(ms)) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const sec = ms / 1000;
+  if (sec < 10) return `${sec.toFixed(1)} s`;
+  if (sec < 90) return `${Math.round(sec)} s`;
+  const m = Math.floor(sec / 60), r = Math.round(sec % 60);
+  return `${m}:${String(r).padStart(2, "0")}`;
+}
+
 function fmtLeft(sec) {
   if (sec == null || !Number.isFinite(sec)) return "";
   if (sec < 1) return "< 1 s left";
   if (sec < 90) return `${Math.round(sec)} s left`;
-  const m = Math.floor(sec / 60), s = Math.round(sec % 60);
-  return `${m}:${String(s).padStart(2, "0")} left`;
+  const total = Math.round(sec), h = Math.floor(total / 3600), m = Math.floor((total % 3600) / 60), s = total % 60;
+  const mm = h > 0 ? `${h}:${String(m).padStart(2, "0")}` : String(m);
+  return `${mm}:${String(s).padStart(2, "0")} left`;
 }
 
 function fmtError(err) {
@@ -211,6 +232,41 @@ async function md5OfBlob(blob) {
   return toBase64(m.digest());
 }
 
+// ---------------------------------------------------------------- rate and time left
+
+// The page's own estimate of the rate and the time left, from the chunks it saw sent (each
+// request's Content-Range) over the last few seconds. It starts again whenever the upload
+// starts moving again (after a pause, a retry wait, a lost session, or a reload that resumed a
+// session): a rate measured across a pause, or a resumed offset counted as bytes sent in no
+// time, gives estimates like "45:58 left" or "< 1 s left" that mean nothing. Until a chunk has
+// gone since then, the row says "estimating…".
+const RATE_WINDOW_MS = 6000;
+
+class RateEstimate {
+  constructor() {
+    this.restart();
+  }
+
+  restart(now = performance.now()) {
+    this.since = now;
+    this.samples = []; // [time, bytes] per chunk sent
+  }
+
+  add(bytes, now = performance.now()) {
+    if (bytes > 0) this.samples.push([now, bytes]);
+    while (this.samples.length > 1 && now - this.samples[0][0] > RATE_WINDOW_MS) this.samples.shift();
+  }
+
+  /** Bytes per second, or null while there is nothing to go by. */
+  rate(now = performance.now()) {
+    if (this.samples.length === 0) return null;
+    const from = Math.max(this.since, now - RATE_WINDOW_MS);
+    const bytes = this.samples.filter(([t]) => t >= from).reduce((sum, [, b]) => sum + b, 0);
+    const secs = (now - from) / 1000;
+    return bytes > 0 && secs > 0.05 ? bytes / secs : null;
+  }
+}
+
 // ---------------------------------------------------------------- one upload
 
 let mu = null;
@@ -218,6 +274,12 @@ let moduleReady;
 const ready = new Promise((resolve) => { moduleReady = resolve; });
 const entries = new Set();
 const MAX_LOG = 500;
+const LIVE = ["queued", "starting", "uploading", "retrying", "offline"];
+
+/** Tells screen readers what happened to a file (the list itself is not read out on every change). */
+function announce(text) {
+  $("#announce").textContent = text;
+}
 
 function addFile(file) {
   const row = $("#row").content.firstElementChild.cloneNode(true);
@@ -225,11 +287,17 @@ function addFile(file) {
   $(".name", row).textContent = file.name;
   $(".name", row).title = file.name;
   $(".size", row).textContent = fmtBytes(file.size);
+  $(".bar", row).setAttribute("aria-label", `${file.name} uploaded`);
+  $(".log-wrap", row).setAttribute("aria-label", `Requests for ${file.name}`);
+  for (const [cls, verb] of [["pause", "Pause"], ["resume", "Resume"], ["cancel", "Cancel"]]) {
+    $(`.${cls}`, row).setAttribute("aria-label", `${verb} ${file.name}`);
+  }
   $("#uploads").append(row);
   $("#empty").hidden = true;
 
   const entry = {
     file, row, up: null, t0: performance.now(), loaded: 0, confirmed: 0, requests: 0,
+    rate: new RateEstimate(),
     md5: file.size <= 1 << 30 ? md5OfBlob(file) : null,
   };
   entries.add(entry);
@@ -239,6 +307,10 @@ function addFile(file) {
     else if (entry.up) entry.up.resume();
   };
   $(".cancel", row).onclick = () => entry.up && entry.up.abort();
+  // Opened, the log shows the newest requests first in view.
+  $(".log", row).addEventListener("toggle", (e) => {
+    if (e.target.open) $(".log-wrap", row).scrollTop = $(".log-wrap", row).scrollHeight;
+  });
   start(entry);
 }
 
@@ -251,8 +323,10 @@ function start(entry, sessionURL) {
   const s = settings();
   const { file, row } = entry;
   entry.settings = s;
+  entry.firstRequest = true;
   setState(entry, "starting");
   $(".error", row).hidden = true;
+  $(".notice", row).hidden = true;
   $(".md5", row).textContent = "";
   $(".md5", row).className = "md5 muted";
   delete row.dataset.md5;
@@ -262,18 +336,22 @@ function start(entry, sessionURL) {
     return;
   }
 
+  const resumable = s.uploadType === "resumable" || s.uploadType === "auto";
   const opts = {
     url: uploadURL(s, file.name),
     method: "POST",
     uploadType: s.uploadType,
-    chunkSize: s.chunkSize,
     queryStatusEachChunk: s.statusEachChunk,
     noRedirect308: s.no308,
+    // A reload (or a closed tab) does not lose the work: the session is remembered in the
+    // browser, and the same file picked again goes on from what the server holds.
+    resume: resumable && !sessionURL,
     onProgress: (p) => progress(entry, p),
     onRetry: (r) => retryLine(entry, r),
     onStateChange: (st) => setState(entry, st),
     onRequest: (r) => requestLine(entry, r),
   };
+  if (s.chunkSize !== undefined) opts.chunkSize = s.chunkSize;
   // A media upload has no room for metadata: its name travels in the URL.
   if (s.uploadType !== "media") opts.metadata = { name: file.name };
   if (file.type) opts.contentType = file.type;
@@ -302,42 +380,81 @@ function start(entry, sessionURL) {
 
 function setState(entry, state) {
   const row = entry.row;
+  const before = row.dataset.state;
   row.dataset.state = state;
   $(".state", row).textContent = state === "aborted" ? "cancelled" : state;
-  const live = state === "starting" || state === "uploading" || state === "retrying";
+  const live = LIVE.includes(state);
+  // Moving again after a standstill: the rate measured before it says nothing now.
+  if (state === "uploading" && before !== "uploading") entry.rate.restart();
   $(".pause", row).disabled = !live;
   $(".resume", row).disabled = !(state === "paused" || (state === "failed" && entry.lastSessionURL));
   $(".resume", row).textContent = state === "failed" ? "Retry" : "Resume";
+  $(".resume", row).setAttribute("aria-label", `${state === "failed" ? "Retry" : "Resume"} ${entry.file.name}`);
   $(".cancel", row).disabled = !(live || state === "paused");
   if (!live) {
     $(".rate", row).textContent = "";
     $(".eta", row).textContent = "";
+  } else {
+    drawEstimate(entry);
   }
+  if (state === "paused") announce(`${entry.file.name}: paused`);
 }
 
-function drawBar(entry, loaded, confirmed, total) {
+function drawBar(entry, loaded, confirmed, total, finished = false) {
   const row = entry.row;
-  const pct = total > 0 ? Math.min(100, (loaded / total) * 100) : 0;
-  const cpct = total > 0 ? Math.min(100, (confirmed / total) * 100) : 0;
+  // A finished upload is whole, whatever its size: a 0-byte file too.
+  const pct = finished ? 100 : total > 0 ? Math.min(100, (Math.max(loaded, confirmed) / total) * 100) : 0;
+  const cpct = finished ? 100 : total > 0 ? Math.min(100, (confirmed / total) * 100) : 0;
   $(".fill", row).style.width = `${pct}%`;
   $(".confirmed", row).style.width = `${cpct}%`;
   $(".bar", row).setAttribute("aria-valuenow", String(Math.floor(pct)));
+  $(".bar", row).setAttribute("aria-valuetext", `${Math.floor(pct)} %, ${fmtBytes(confirmed)} of ${fmtBytes(total)} confirmed`);
   $(".pct", row).textContent = `${Math.floor(pct)} %`;
   $(".bytes", row).textContent = `sent ${fmtBytes(loaded)} · confirmed ${fmtBytes(confirmed)} of ${fmtBytes(total)}`;
+}
+
+/** The rate and the time left, or "estimating…" while the page has nothing to go by. */
+function drawEstimate(entry) {
+  const row = entry.row;
+  const state = row.dataset.state;
+  if (state !== "uploading") {
+    // Waiting (starting, a retry wait, offline): no rate is being made, none is shown.
+    $(".rate", row).textContent = "";
+    $(".eta", row).textContent = "";
+    return;
+  }
+  const rate = entry.rate.rate();
+  const total = entry.file.size;
+  if (rate == null) {
+    $(".rate", row).textContent = "";
+    $(".eta", row).textContent = total > 0 ? "estimating…" : "";
+    return;
+  }
+  $(".rate", row).textContent = fmtRate(rate);
+  const left = Math.max(0, total - Math.max(entry.confirmed, 0));
+  $(".eta", row).textContent = total > 0 ? fmtLeft(left / rate) : "";
 }
 
 function progress(entry, p) {
   const total = p.total || entry.file.size;
   entry.loaded = Math.max(entry.loaded, p.loaded || 0);
   entry.confirmed = p.confirmed || 0;
+  if (entry.resumedPending && entry.confirmed > 0) {
+    // The first answer after a resumed session: what the server already held.
+    entry.resumedPending = false;
+    const el = $(".resumed", entry.row);
+    el.hidden = false;
+    el.textContent = `resumed at ${fmtBytes(entry.confirmed)}`;
+    entry.row.dataset.resumedAt = String(entry.confirmed);
+  }
   drawBar(entry, entry.loaded, entry.confirmed, total);
-  // A rate and an estimate mean nothing once paused or finished.
-  const live = ["starting", "uploading", "retrying"].includes(entry.row.dataset.state);
-  $(".rate", entry.row).textContent = live ? fmtRate(p.bytesPerSecond) : "";
-  $(".eta", entry.row).textContent = live ? fmtLeft(p.secondsLeft) : "";
+  drawEstimate(entry);
 }
 
 function logRow(entry, cells, cls) {
+  const wrap = $(".log-wrap", entry.row);
+  // Follow the newest request, unless the reader has scrolled up to look at older ones.
+  const follow = !$(".log", entry.row).open || wrap.scrollHeight - wrap.scrollTop - wrap.clientHeight < 24;
   const tbody = $(".log tbody", entry.row);
   const tr = document.createElement("tr");
   if (cls) tr.className = cls;
@@ -349,36 +466,66 @@ function logRow(entry, cells, cls) {
   }
   tbody.append(tr);
   while (tbody.rows.length > MAX_LOG) tbody.deleteRow(0);
+  if (follow) wrap.scrollTop = wrap.scrollHeight;
 }
 
 function since(entry) {
   return `+${((performance.now() - entry.t0) / 1000).toFixed(2)} s`;
 }
 
+/**
+ * What a request's Content-Range says, for the log: the byte range, the chunk's size, and
+ * whether it was a status query ("bytes *\/total", PROTOCOL.md section 4).
+ */
+function describeRange(contentRange) {
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(contentRange || "");
+  if (m) {
+    const first = Number(m[1]), last = Number(m[2]);
+    return { range: `${first}–${last}`, size: fmtBytes(last - first + 1), bytes: last - first + 1, query: false };
+  }
+  if (/^bytes \*\/(\d+|\*)$/.test(contentRange || "")) return { range: "status query", size: "", bytes: 0, query: true };
+  // A final empty chunk of a stream, or a request without a range (the session start).
+  return { range: contentRange || "—", size: "", bytes: 0, query: false };
+}
+
 function requestLine(entry, r) {
   entry.requests++;
   $(".log .count", entry.row).textContent = String(entry.requests);
+  const range = describeRange(r.contentRange);
+  // A session that starts with a status query was remembered: it goes on where it was.
+  if (entry.firstRequest && range.query) entry.resumedPending = true;
+  entry.firstRequest = false;
+  if (range.bytes > 0 && !r.error && r.status > 0 && r.status < 500) entry.rate.add(range.bytes);
   const status = r.error ? (r.status ? `${r.status} ${r.error}` : r.error) : String(r.status);
-  const cls = r.error || r.status >= 400 ? "bad" : r.status === 200 || r.status === 201 ? "ok" : "";
+  const cls = r.error || r.status >= 400 ? "status bad" : r.status === 200 || r.status === 201 ? "status ok" : "status";
   logRow(entry, [
     [since(entry)],
     [r.method || ""],
-    [r.contentRange || "—"],
+    [range.range],
+    [range.size, "num"],
     [status, cls],
-    [r.ms == null ? "" : String(Math.round(r.ms))],
+    [r.ms == null ? "" : String(Math.round(r.ms)), "num"],
   ]);
+  drawEstimate(entry);
 }
 
 function retryLine(entry, r) {
   const why = r.status ? `after ${r.status}` : r.error ? `after ${r.error}` : "";
-  logRow(entry, [[since(entry)], ["retry"], [`#${r.attempt} in ${r.delayMs} ms`], [why], [""]], "retry");
+  if (r.restart) {
+    // The session was lost (404/410): the module starts a new one from byte 0.
+    logRow(entry, [[since(entry)], ["restart"], [`new session in ${fmtDuration(r.delayMs)}`], [""], [why, "status"], [""]], "retry");
+    announce(`${entry.file.name}: the server lost the session; starting over`);
+    return;
+  }
+  logRow(entry, [[since(entry)], ["retry"], [`#${r.attempt} in ${fmtDuration(r.delayMs)}`], [""], [why, "status"], [""]], "retry");
 }
 
 async function done(entry, res) {
   const { row, file } = entry;
   setState(entry, "done");
-  drawBar(entry, file.size, file.size, file.size);
+  drawBar(entry, file.size, file.size, file.size, true);
   $(".eta", row).textContent = "";
+  announce(`${file.name}: uploaded`);
   const meta = res && res.metadata;
   $(".meta", row).hidden = false;
   $(".meta pre", row).textContent = meta ? JSON.stringify(meta, null, 2) : (res && res.body) || "(empty answer)";
@@ -405,15 +552,26 @@ function fail(entry, err) {
   const row = entry.row;
   const { code, text } = fmtError(err);
   if (err && err.sessionURL) entry.lastSessionURL = err.sessionURL;
-  setState(entry, code === "aborted" ? "aborted" : "failed");
+  $(".rate", row).textContent = "";
+  $(".eta", row).textContent = "";
+  if (code === "aborted") {
+    // The user's own choice: said plainly, not as an error.
+    setState(entry, "aborted");
+    const n = $(".notice", row);
+    n.hidden = false;
+    n.textContent = `Cancelled at ${fmtBytes(entry.confirmed)} of ${fmtBytes(entry.file.size)}; nothing more is sent.`;
+    announce(`${entry.file.name}: cancelled`);
+    refreshObjects();
+    return;
+  }
+  setState(entry, "failed");
   const p = $(".error", row);
   p.hidden = false;
   p.replaceChildren();
   const c = document.createElement("code");
   c.textContent = code;
   p.append(c, `: ${text}`);
-  $(".rate", row).textContent = "";
-  $(".eta", row).textContent = "";
+  announce(`${entry.file.name}: failed, ${code}`);
   refreshObjects();
 }
 
@@ -489,6 +647,14 @@ function wire() {
     drop.classList.remove("over");
     for (const f of e.dataTransfer.files) addFile(f);
   });
+  // Leaving while uploads run asks first. Nothing is lost if the user goes all the same (the
+  // sessions are remembered: the same files picked again go on), but it is worth a question.
+  window.addEventListener("beforeunload", (e) => {
+    if ([...entries].some((x) => LIVE.includes(x.row.dataset.state))) {
+      e.preventDefault();
+      e.returnValue = ""; // older browsers ask only when this is set
+    }
+  });
   // A file dropped beside the zone must not make the browser navigate away.
   window.addEventListener("dragover", (e) => e.preventDefault());
   window.addEventListener("drop", (e) => e.preventDefault());
@@ -496,7 +662,7 @@ function wire() {
   for (const el of document.querySelectorAll("input[name=target]")) {
     el.addEventListener("change", () => { refreshNote(); loadObjects(); });
   }
-  for (const id of ["#statusEachChunk", "#checksum", "#customURL"]) $(id).addEventListener("change", refreshNote);
+  for (const id of ["#statusEachChunk", "#checksum", "#customURL", "#chunkSize", "#uploadType"]) $(id).addEventListener("change", refreshNote);
   $("#flaky").addEventListener("change", syncFlaky);
   $("#seed").addEventListener("change", () => settings().flaky && syncFlaky());
   $("#speed").addEventListener("change", syncSpeed);
