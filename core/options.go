@@ -20,9 +20,6 @@ const ChunkAlign = 256 << 10
 // 5 MB or less)" (PROTOCOL.md section 1).
 const SmallSize = 5 << 20
 
-// DefaultChunkSize is the chunk size the browser module uses when none is given.
-const DefaultChunkSize = 8 << 20
-
 // Options describe one upload. URL (or SessionURL) is required; every other field has a
 // working zero value.
 type Options struct {
@@ -33,8 +30,12 @@ type Options struct {
 	Metadata []byte
 	// ContentType is the media's type; default "application/octet-stream".
 	ContentType string
-	// ChunkSize is a positive multiple of ChunkAlign, or 0 for the whole rest in one PUT.
+	// ChunkSize is a positive multiple of ChunkAlign (fixed chunks), 0 for the whole rest in
+	// one PUT, or ChunkAuto: each chunk sized to the link (ChunkSizer).
 	ChunkSize int64
+	// MaxChunkSize bounds ChunkAuto's chunks: a positive multiple of ChunkAlign; 0 means
+	// DefaultMaxChunkSize.
+	MaxChunkSize int64
 	// Header is sent with every request to the origin of URL, never to a session URI on
 	// another origin.
 	Header Header
@@ -113,8 +114,14 @@ func (o *Options) validate(src Source) error {
 	default:
 		return &ArgumentError{Field: "uploadType", Reason: "unknown upload type " + string(o.Type)}
 	}
-	if o.ChunkSize < 0 || o.ChunkSize%ChunkAlign != 0 {
-		return &ArgumentError{Field: "chunkSize", Reason: "must be a positive multiple of 262144, or 0 for the whole rest"}
+	if o.ChunkSize != ChunkAuto && (o.ChunkSize < 0 || o.ChunkSize%ChunkAlign != 0) {
+		return &ArgumentError{Field: "chunkSize", Reason: "must be \"auto\", a positive multiple of 262144, or 0 for the whole rest"}
+	}
+	if o.MaxChunkSize == 0 {
+		o.MaxChunkSize = DefaultMaxChunkSize
+	}
+	if o.MaxChunkSize < 0 || o.MaxChunkSize%ChunkAlign != 0 {
+		return &ArgumentError{Field: "maxChunkSize", Reason: "must be a positive multiple of 262144"}
 	}
 	switch o.Checksum {
 	case NoChecksum, CRC32C, MD5, Both:

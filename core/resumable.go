@@ -66,7 +66,18 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		switch v := classify(resp, err, true); v {
+		v := classify(resp, err, true)
+		if u.sizer != nil {
+			switch {
+			case v == vAnswer && chunkEnd > s.offset:
+				u.sizer.Answered(chunkEnd-s.offset, u.took)
+			case v == vAnswer:
+				u.sizer.RoundTrip(u.took) // a status query: no body
+			case chunkEnd > s.offset:
+				u.sizer.Failed()
+			}
+		}
+		switch v {
 		case vAnswer:
 			done, stored, err := interpret(resp, &s)
 			if err != nil {
@@ -168,13 +179,17 @@ func (u *Upload) statusQuery() *Request {
 }
 
 // chunk builds the PUT of the bytes from offset (PROTOCOL.md section 3) and returns it with the
-// end of its range. Every chunk but the last is ChunkSize long, a multiple of 256 KiB. Where
-// the size is not known, a chunk shorter than ChunkSize is the last and states the total; when
+// end of its range. Every chunk but the last is ChunkSize long (or as long as the sizer says,
+// with ChunkAuto), a multiple of 256 KiB. Where the size is not known, a chunk shorter than
+// that is the last and states the total; when
 // the data ends exactly on a chunk boundary, the last request is empty: "bytes */TOTAL". With
 // a checksum, the chunk's new bytes are hashed before it goes, and the last request states
 // the hashes.
 func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 	want := u.o.ChunkSize
+	if u.sizer != nil {
+		want = u.sizer.Next(offset, u.total) // sized to the link (chunksize.go)
+	}
 	end := int64(math.MaxInt64)
 	if want > 0 {
 		end = offset + want

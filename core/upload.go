@@ -32,6 +32,8 @@ type Upload struct {
 	lastURL     string // the URL of the latest request, for a network error's message
 	throttles   int    // 429/408 retries since the last progress
 	authRetried bool
+	sizer       *ChunkSizer // nil unless ChunkSize is ChunkAuto
+	took        Duration    // how long the latest request took, answered or not
 }
 
 // New checks o against src and returns an upload ready to Run, or an *ArgumentError.
@@ -51,8 +53,12 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 	if home == "" {
 		home = originOf(o.SessionURL)
 	}
+	var sizer *ChunkSizer
+	if o.ChunkSize == ChunkAuto {
+		sizer = NewChunkSizer(o.MaxChunkSize)
+	}
 	return &Upload{
-		tr: tr, src: src, o: o,
+		tr: tr, src: src, o: o, sizer: sizer,
 		state:   StateStarting,
 		session: o.SessionURL,
 		wake:    make(chan struct{}, 1),
@@ -236,10 +242,7 @@ func (u *Upload) headersFor(url string) Header {
 
 // do sends req and tells OnRequest how it went.
 func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
-	var t0 Duration
-	if u.o.OnRequest != nil {
-		t0 = u.o.Clock.Now()
-	}
+	t0 := u.o.Clock.Now()
 	u.lastURL = req.URL
 	resp, err := u.tr.Do(ctx, req)
 	if err == nil && resp == nil {
@@ -251,8 +254,9 @@ func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	if resp != nil && resp.Header == nil {
 		resp.Header = Header{}
 	}
+	u.took = u.o.Clock.Now() - t0
 	if u.o.OnRequest != nil {
-		info := RequestInfo{Method: req.Method, URL: req.URL, ContentRange: req.Header.Get("Content-Range"), Duration: u.o.Clock.Now() - t0, Err: err}
+		info := RequestInfo{Method: req.Method, URL: req.URL, ContentRange: req.Header.Get("Content-Range"), Duration: u.took, Err: err}
 		if err == nil {
 			info.Status = resp.Status
 		}
@@ -464,6 +468,9 @@ func (u *Upload) startSession(ctx Context) (string, error) {
 			abs, ok := resolveLocation(url, loc) // a relative Location is resolved against the request URL
 			if !ok {
 				return "", &ProtocolError{Reason: "unusable Location " + "\"" + loc + "\"", Status: resp.Status}
+			}
+			if u.sizer != nil {
+				u.sizer.RoundTrip(u.took) // (nearly) no body: the fixed cost of a request
 			}
 			return abs, nil
 		case vAuth:

@@ -54,14 +54,21 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	if opts.ContentType == "" {
 		opts.ContentType = typ // core's default, octet-stream, where empty
 	}
-	var v [6]js.Value
-	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum"} {
+	var v [7]js.Value
+	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum", "maxChunkSize"} {
 		if v[i], err = get(o, name); err != nil {
 			return opts, bad(name, err.Error())
 		}
 	}
 	if opts.ChunkSize, err = chunkSize(v[0]); err != nil {
 		return opts, err
+	}
+	if set(v[6]) {
+		n, ok := integer(v[6])
+		if !ok || n == 0 || n%core.ChunkAlign != 0 {
+			return opts, bad("maxChunkSize", "must be a positive multiple of 262144")
+		}
+		opts.MaxChunkSize = n
 	}
 	if opts.Metadata, err = metadata(v[1]); err != nil {
 		return opts, err
@@ -134,13 +141,15 @@ func integer(v js.Value) (int64, bool) {
 	return int64(f), true
 }
 
+// chunkSize reads chunkSize: "auto" (the default: sized to the link), a positive multiple of
+// 262144 (fixed), or 0 (the rest in one PUT).
 func chunkSize(v js.Value) (int64, error) {
-	if !set(v) {
-		return core.DefaultChunkSize, nil
+	if !set(v) || (v.Type() == js.TypeString && v.String() == "auto") {
+		return core.ChunkAuto, nil
 	}
 	n, ok := integer(v)
 	if !ok || n%core.ChunkAlign != 0 {
-		return 0, bad("chunkSize", "must be a positive multiple of 262144, or 0 for the whole rest")
+		return 0, bad("chunkSize", "must be \"auto\", a positive multiple of 262144, or 0 for the whole rest")
 	}
 	return n, nil
 }

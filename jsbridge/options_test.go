@@ -32,6 +32,9 @@ func TestInvalidArgumentsSendNothing(t *testing.T) {
 		{"chunkSize negative", "blob", "({url, chunkSize: -262144})", "chunkSize"},
 		{"chunkSize fraction", "blob", "({url, chunkSize: 262144.5})", "chunkSize"},
 		{"chunkSize string", "blob", "({url, chunkSize: '262144'})", "chunkSize"},
+		{"chunkSize other word", "blob", "({url, chunkSize: 'fast'})", "chunkSize"},
+		{"maxChunkSize not aligned", "blob", "({url, maxChunkSize: 1000})", "maxChunkSize"},
+		{"maxChunkSize zero", "blob", "({url, maxChunkSize: 0})", "maxChunkSize"},
 		{"chunkSize NaN", "blob", "({url, chunkSize: NaN})", "chunkSize"},
 		{"chunkSize Infinity", "blob", "({url, chunkSize: Infinity})", "chunkSize"},
 		{"uploadType", "blob", "({url, uploadType: 'chunked'})", "uploadType"},
@@ -97,7 +100,7 @@ func TestOptionsConversions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.ChunkSize != core.DefaultChunkSize || opts.ContentType != "text/plain" || opts.Type != core.Multipart ||
+	if opts.ChunkSize != core.ChunkAuto || opts.ContentType != "text/plain" || opts.Type != core.Multipart ||
 		string(opts.Metadata) != `{"name":"a","n":[1,"é"]}` || opts.Header.Get("authorization") != "Bearer x" ||
 		!opts.QueryStatusEachChunk || !opts.NoRedirect308 || opts.Method != "put" || opts.Checksum != core.Both {
 		t.Fatalf("options: %+v", opts)

@@ -143,8 +143,14 @@ export interface UploadOptions {
   metadata?: Record<string, unknown>;
   /** Default: blob.type, else "application/octet-stream". */
   contentType?: string;
-  /** A positive multiple of 262144, or 0 = the rest in one PUT. */
-  chunkSize?: number;
+  /**
+   * "auto" (the default): each chunk sized to the link as the upload goes, small first, then
+   * long enough that per-request costs vanish and short enough for a progress report every
+   * couple of seconds. Or a positive multiple of 262144 (fixed chunks), or 0 = the rest in one PUT.
+   */
+  chunkSize?: "auto" | number;
+  /** With chunkSize "auto": the largest chunk, a positive multiple of 262144 (default 128 MiB). */
+  maxChunkSize?: number;
   /** Extra headers on the requests that need them. */
   headers?: Record<string, string>;
   /** Called before the session starts and again after a 401; merged over `headers`. */

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"time"
 )
 
 // Config is the body of GET and POST /_ref/config. In a POST, a nil field is
@@ -11,6 +12,15 @@ import (
 type Config struct {
 	SessionOrigin *string `json:"sessionOrigin,omitempty"`
 	RangeForm     *string `json:"rangeForm,omitempty"`
+	// Link emulates an uplink in front of the upload routes (package netlink): bodies read
+	// at BitsPerSecond, answers one RTTMs late. Zeros: loopback as it is.
+	Link *LinkConfig `json:"link,omitempty"`
+}
+
+// LinkConfig is Config.Link.
+type LinkConfig struct {
+	BitsPerSecond int64 `json:"bitsPerSecond"`
+	RTTMs         int64 `json:"rttMs"`
 }
 
 // controlMux serves the control API; the routes and their JSON are
@@ -88,6 +98,13 @@ func (s *Server) controlMux() *http.ServeMux {
 		if c.SessionOrigin != nil {
 			s.SetSessionOrigin(*c.SessionOrigin)
 		}
+		if c.Link != nil {
+			if c.Link.BitsPerSecond < 0 || c.Link.RTTMs < 0 {
+				writeError(w, http.StatusBadRequest, "link: bitsPerSecond and rttMs must not be negative")
+				return
+			}
+			s.link.Set(c.Link.BitsPerSecond/8, time.Duration(c.Link.RTTMs)*time.Millisecond)
+		}
 		writeJSON(w, http.StatusOK, s.config())
 	})
 	mux.HandleFunc("POST /_ref/reset", func(w http.ResponseWriter, r *http.Request) {
@@ -104,7 +121,8 @@ func (s *Server) config() Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	origin, form := s.origin, s.form
-	return Config{SessionOrigin: &origin, RangeForm: &form}
+	rate, rtt := s.link.Get()
+	return Config{SessionOrigin: &origin, RangeForm: &form, Link: &LinkConfig{BitsPerSecond: rate * 8, RTTMs: rtt.Milliseconds()}}
 }
 
 // readJSON decodes a control request body, answering 400 when it is not

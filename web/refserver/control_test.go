@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCORSPreflight(t *testing.T) {
@@ -162,10 +163,40 @@ func TestControlAPI(t *testing.T) {
 	if a := s.do(t, "POST", "/_ref/config", []byte(`{"rangeForm":"bytes"}`)); a.status != 400 {
 		t.Errorf("bad range form: status %d, want 400", a.status)
 	}
-	var cfg map[string]string
+	var cfg map[string]any
 	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
 	if cfg["rangeForm"] != "plain" || cfg["sessionOrigin"] != "" {
 		t.Errorf("GET /_ref/config: %v", cfg)
+	}
+
+	// The emulated link: answers one round trip late, bodies at its rate; the control API
+	// is not slowed.
+	if a := s.do(t, "POST", "/_ref/config", []byte(`{"link":{"bitsPerSecond":16000000,"rttMs":200}}`)); a.status != 200 {
+		t.Fatalf("POST link: %d %s", a.status, a.body)
+	}
+	t0 := time.Now()
+	loc = s.start(t, "POST", "&name=l", nil)
+	if d := time.Since(t0); d < 200*time.Millisecond {
+		t.Errorf("a session start over a 200 ms link took %v", d)
+	}
+	t0 = time.Now()
+	s.do(t, "PUT", loc, testData(4*K), "Content-Range: bytes 0-1048575/1048576") // 1 MiB at 2 MB/s
+	if d := time.Since(t0); d < 700*time.Millisecond {
+		t.Errorf("1 MiB over a 16 Mbit/s link took %v", d)
+	}
+	t0 = time.Now()
+	s.do(t, "GET", "/_ref/config", nil)
+	if d := time.Since(t0); d > 150*time.Millisecond {
+		t.Errorf("the control API went through the link: %v", d)
+	}
+	if a := s.do(t, "POST", "/_ref/config", []byte(`{"link":{"bitsPerSecond":-1}}`)); a.status != 400 {
+		t.Errorf("a negative rate: %d", a.status)
+	}
+	s.do(t, "POST", "/_ref/reset", nil)
+	t0 = time.Now()
+	s.start(t, "POST", "&name=m", nil)
+	if d := time.Since(t0); d > 150*time.Millisecond {
+		t.Errorf("reset kept the link: %v", d)
 	}
 
 	// Reset.

@@ -53,8 +53,11 @@
 //	DELETE /_ref/faults          clears it
 //	GET    /_ref/log             JSON array of LogEntry
 //	DELETE /_ref/log             clears it
-//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain"}
-//	POST   /_ref/config          sets either field (an absent field is left as it is; "" means the default)
+//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","link":{"bitsPerSecond":N,"rttMs":M}}
+//	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default);
+//	                             "link" emulates an uplink (package netlink) in front of every
+//	                             route but /_ref/: bodies read at bitsPerSecond, answers rttMs
+//	                             late; zeros (and POST /_ref/reset) take it away
 //	POST   /_ref/reset           clears objects, sessions, faults, log and config (back to Options)
 //
 // Control answers without data are 200 {"ok":true}. Errors, of the control

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/mediaupload/mediaupload/web/netlink"
 	"sync"
 	"time"
 )
@@ -40,6 +42,7 @@ type Server struct {
 	faults *faultInjector
 	proto  http.Handler
 	mux    *http.ServeMux // control API
+	link   netlink.Link   // the emulated uplink in front of everything but the control API
 
 	mu       sync.Mutex
 	origin   string // current session origin
@@ -76,6 +79,14 @@ func New(opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCORS(w, r) // PROTOCOL.md section 6: on every answer, control routes included
 	control := r.URL.Path == "/_ref" || strings.HasPrefix(r.URL.Path, "/_ref/")
+	if control {
+		s.serve(w, r, true)
+		return
+	}
+	s.link.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, false) })).ServeHTTP(w, r)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, control bool) {
 	if r.Method == http.MethodOptions {
 		if !control {
 			e := s.newEntry(r, kindPreflight)
@@ -210,6 +221,7 @@ func (s *Server) Reset() {
 	s.log = nil
 	s.origin = s.opts.SessionOrigin
 	s.form = s.opts.RangeForm
+	s.link.Set(0, 0)
 }
 
 // forgetSession drops a session (the expire and gone faults).

@@ -12,12 +12,12 @@ import (
 // app is the whole demo site on one handler.
 type app struct {
 	mux      *http.ServeMux
-	throttle *throttle
+	throttle *speed
 	closers  []func()
 }
 
 func newApp(c config) (*app, error) {
-	a := &app{mux: http.NewServeMux(), throttle: &throttle{}}
+	a := &app{mux: http.NewServeMux(), throttle: &speed{}}
 
 	ref, closeRef, err := newRef(c.dataDir)
 	if err != nil {

@@ -358,7 +358,7 @@ export class Upload extends EventTarget {
 // it, and the copy is structured-clonable. getHeaders becomes true where a function was given
 // (the host keeps the function itself).
 const PROTOCOL_OPTIONS = [
-  "url", "method", "uploadType", "metadata", "contentType", "chunkSize", "headers", "retry",
+  "url", "method", "uploadType", "metadata", "contentType", "chunkSize", "maxChunkSize", "headers", "retry",
   "queryStatusEachChunk", "noRedirect308", "checksum",
 ];
 

@@ -1,0 +1,138 @@
+package core
+
+// Adaptive chunk sizes (Options.ChunkSize = ChunkAuto), PROTOCOL.md sections 6 and 8.
+//
+// With fetch the browser reports no progress inside a request, so a chunk's length is both the
+// progress cadence and, through its fixed cost (one round trip plus a few milliseconds of the
+// browser), the share of the link an upload loses. A chunk that takes at least ten times its
+// fixed cost loses under 10 %; one that takes about a second gives a report every second. The
+// sizer aims at a chunk time of
+//
+//	target = clamp(overheadShare × cost, minChunkTime, maxChunkTime)
+//
+// i.e. fifteen times the fixed cost (ten would lose 10 % exactly; the ramp-up from a small
+// first chunk loses a little more), but at least a second (a fast link gains little from
+// more) and at most 1.6 s (progress at least every ~2 s); where even 1.6 s cannot make the
+// cost small (a round trip over ~110 ms), progress wins. The next chunk is then rate × target bytes,
+// rounded to 256 KiB, no more than growth × the last one (a first chunk is small: the first
+// progress comes at once, and the rate is not known yet), at least one unit, at most Max.
+//
+// The rate comes from the chunks answered so far: each gives size ÷ (duration − cost); recent
+// chunks weigh more, and a slower one weighs more still, so a link that slows down is followed
+// at once. The fixed cost is the shortest answer time seen for a request without a body (the
+// session start, a status query) or, before any, a guess. A chunk that fails halves the next
+// one (less to send again on a flaky link); growth resumes with the chunks that succeed.
+//
+// ChunkSizer is sans-I/O: it is told what happened and answers with a size; it never looks at
+// a clock. It is not safe for concurrent use (the upload's driver loop alone uses it).
+
+// ChunkAuto as Options.ChunkSize sizes each chunk to the link (ChunkSizer).
+const ChunkAuto = -1
+
+// DefaultMaxChunkSize is Options.MaxChunkSize where none is given: 128 MiB, which on loopback
+// (~600 MB/s, ~5 ms per request) still reaches 0.97 of one whole PUT.
+const DefaultMaxChunkSize = 128 << 20
+
+const (
+	firstChunk    = ChunkAlign            // the first chunk: 256 KiB, a report comes at once
+	growth        = 4                     // a chunk is at most this many times the last
+	overheadShare = 15                    // a chunk's time, in fixed costs: well under 10 % lost
+	minChunkTime  = 1000 * Millisecond    // no shorter chunks than this: a fast link gains nothing
+	maxChunkTime  = 1600 * Millisecond    // no longer: a progress report every ~2 s
+	guessCost     = 50 * Millisecond      // the fixed cost before any is measured
+	minTransfer   = Duration(Millisecond) // the least a chunk's bytes are taken to have taken
+)
+
+// ChunkSizer chooses the size of each chunk of an upload (see the file's comment).
+type ChunkSizer struct {
+	Max int64 // the largest chunk: a positive multiple of ChunkAlign
+
+	last     int64    // the size of the last chunk chosen, 0 before the first
+	rate     float64  // bytes per second, 0 until a chunk is answered
+	cost     Duration // the fixed cost of a request, 0 until one is measured
+	shrunk   bool     // the last chunk failed: the next is at most half of it
+	observed int      // chunks answered
+}
+
+// NewChunkSizer returns a sizer whose chunks are at most max bytes (rounded down to 256 KiB,
+// at least one unit).
+func NewChunkSizer(limit int64) *ChunkSizer {
+	return &ChunkSizer{Max: max(limit/ChunkAlign, 1) * ChunkAlign}
+}
+
+// RoundTrip tells the sizer how long a request without a body (the session start, a status
+// query) took to be answered: the fixed cost of every request.
+func (c *ChunkSizer) RoundTrip(d Duration) {
+	if d <= 0 {
+		return
+	}
+	if c.cost == 0 || d < c.cost {
+		c.cost = d
+	}
+}
+
+// Answered tells the sizer that a chunk of size bytes was sent and answered in d.
+func (c *ChunkSizer) Answered(size int64, d Duration) {
+	c.shrunk = false
+	if size <= 0 || d <= 0 {
+		return
+	}
+	transfer := max(d-c.fixedCost(), minTransfer)
+	r := float64(size) / transfer.Seconds()
+	c.observed++
+	switch {
+	case c.rate == 0, r < c.rate/2:
+		c.rate = r // the first measure, or a link that has slowed down a lot: take it as it is
+	case r < c.rate:
+		c.rate = 0.3*c.rate + 0.7*r // slower: follow it at once
+	default:
+		c.rate = 0.5*c.rate + 0.5*r
+	}
+}
+
+// Failed tells the sizer that a chunk got no usable answer (a lost connection, a 5xx): the
+// next is at most half of it.
+func (c *ChunkSizer) Failed() { c.shrunk = true }
+
+// Next returns the size of the chunk that starts at offset: a multiple of ChunkAlign within
+// [ChunkAlign, Max], and never past the end of an upload of known total (total < 0: unknown),
+// where the last chunk is whatever is left.
+func (c *ChunkSizer) Next(offset, total int64) int64 {
+	size := c.want()
+	c.last = size
+	if total >= 0 {
+		left := max(total-offset, 0)
+		// A remainder of under a quarter chunk goes with this one rather than costing a
+		// request of its own, where that stays within Max.
+		if left <= c.Max && left-size < size/4 {
+			size = left
+		}
+		size = min(size, left)
+	}
+	return size
+}
+
+func (c *ChunkSizer) want() int64 {
+	if c.last == 0 {
+		return min(firstChunk, c.Max)
+	}
+	limit := c.last * growth
+	if c.shrunk {
+		limit = c.last / 2
+	}
+	size := c.last * growth
+	if c.rate > 0 {
+		target := min(max(overheadShare*c.fixedCost(), minChunkTime), maxChunkTime)
+		size = int64(c.rate * target.Seconds())
+	}
+	size = min(size, limit, c.Max)
+	return max(size/ChunkAlign, 1) * ChunkAlign
+}
+
+// fixedCost is the measured cost of a request, or the guess before one is measured.
+func (c *ChunkSizer) fixedCost() Duration {
+	if c.cost == 0 {
+		return guessCost
+	}
+	return c.cost
+}

@@ -1,0 +1,224 @@
+package core
+
+import (
+	"testing"
+)
+
+// link is an emulated uplink: bytes per second, a round trip, and the browser's own cost of a
+// request; rate may change after a number of bytes (a link that slows down).
+type link struct {
+	name    string
+	rate    float64 // bytes per second
+	rtt     Duration
+	perReq  Duration
+	after   int64   // from this many bytes on…
+	rateAft float64 // …the rate is this (0: no change)
+}
+
+type simulation struct {
+	sizes     []int64
+	durations []Duration
+	total     Duration // all chunks, session start included
+	transfer  Duration // the time the bytes alone take at the link's rate
+}
+
+// simulate uploads total bytes over l with a ChunkSizer, as the resumable loop does: a session
+// start (one round trip), then chunks, each answered one round trip after its last byte.
+func simulate(t *testing.T, l link, total int64, fail func(i int) bool) simulation {
+	t.Helper()
+	c := NewChunkSizer(DefaultMaxChunkSize)
+	var sim simulation
+	sim.total = l.rtt + l.perReq
+	c.RoundTrip(l.rtt + l.perReq)
+	for off, i := int64(0), 0; off < total; i++ {
+		size := c.Next(off, total)
+		checkSize(t, size, off, total, c.Max)
+		rate := l.rate
+		if l.rateAft > 0 && off >= l.after {
+			rate = l.rateAft
+		}
+		bytes := Duration(float64(size) / rate * float64(Second))
+		d := l.rtt + l.perReq + bytes
+		sim.total += d
+		if fail != nil && fail(i) {
+			c.Failed()
+			continue
+		}
+		sim.transfer += bytes
+		sim.sizes = append(sim.sizes, size)
+		sim.durations = append(sim.durations, d)
+		c.Answered(size, d)
+		off += size
+		if i > 10000 {
+			t.Fatal("no end")
+		}
+	}
+	return sim
+}
+
+func checkSize(t *testing.T, size, off, total, maxSize int64) {
+	t.Helper()
+	last := total >= 0 && off+size == total
+	switch {
+	case size <= 0 && !(total == off):
+		t.Fatalf("chunk of %d bytes at %d of %d", size, off, total)
+	case total >= 0 && off+size > total:
+		t.Fatalf("chunk of %d bytes at %d runs past the end, %d", size, off, total)
+	case !last && size%ChunkAlign != 0:
+		t.Fatalf("chunk of %d bytes at %d of %d is not a multiple of 256 KiB", size, off, total)
+	case !last && size > maxSize:
+		t.Fatalf("chunk of %d bytes over the maximum %d", size, maxSize)
+	}
+}
+
+// The measured links of PROTOCOL.md section 8 and loopback: close to the link's rate (or to
+// one whole PUT), and after the first few chunks a report at least every 2 s.
+func TestChunkSizerOnLinks(t *testing.T) {
+	mbit := func(n float64) float64 { return n * 1e6 / 8 }
+	tests := []struct {
+		l          link
+		total      int64
+		share      float64 // at least this share of the link's rate (of one PUT on loopback)
+		longestGap Duration
+	}{
+		{link{name: "loopback", rate: 600e6, rtt: Millisecond / 5, perReq: 5 * Millisecond}, 256 << 20, 0.9, 2 * Second},
+		{link{name: "100 Mbit/s, 20 ms", rate: mbit(100), rtt: 20 * Millisecond, perReq: 3 * Millisecond}, 120 << 20, 0.9, 2 * Second},
+		{link{name: "20 Mbit/s, 60 ms", rate: mbit(20), rtt: 60 * Millisecond, perReq: 3 * Millisecond}, 24 << 20, 0.9, 2 * Second},
+		{link{name: "3 Mbit/s, 150 ms", rate: mbit(3), rtt: 150 * Millisecond, perReq: 3 * Millisecond}, 3750000, 0.85, 2 * Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.l.name, func(t *testing.T) {
+			sim := simulate(t, tt.l, tt.total, nil)
+			onePUT := tt.l.rtt*2 + tt.l.perReq + Duration(float64(tt.total)/tt.l.rate*float64(Second))
+			share := float64(onePUT) / float64(sim.total)
+			if tt.l.name != "loopback" {
+				share = float64(sim.transfer) / float64(sim.total)
+			}
+			var longest Duration
+			for _, d := range sim.durations[1:] {
+				longest = max(longest, d)
+			}
+			t.Logf("%d chunks, share %.3f, longest chunk after the first %.2f s, sizes %v", len(sim.sizes), share, longest.Seconds(), sim.sizes)
+			if share < tt.share {
+				t.Errorf("share %.3f, want at least %.2f", share, tt.share)
+			}
+			if longest > tt.longestGap {
+				t.Errorf("a chunk took %.2f s: progress gaps over %.1f s", longest.Seconds(), tt.longestGap.Seconds())
+			}
+			if sim.sizes[0] != ChunkAlign {
+				t.Errorf("the first chunk is %d bytes: it should be small, for a report at once", sim.sizes[0])
+			}
+			for i := 1; i < len(sim.sizes)-1; i++ {
+				if sim.sizes[i] > growth*sim.sizes[i-1] {
+					t.Errorf("chunk %d grew from %d to %d", i, sim.sizes[i-1], sim.sizes[i])
+				}
+			}
+		})
+	}
+}
+
+// A link that drops from 100 to 3 Mbit/s mid-upload: one chunk sized for the fast link takes
+// long, the next ones are sized for the slow one.
+func TestChunkSizerFollowsASlowdown(t *testing.T) {
+	l := link{name: "slowdown", rate: 12.5e6, rtt: 20 * Millisecond, perReq: 3 * Millisecond, after: 20 << 20, rateAft: 375e3}
+	sim := simulate(t, l, 64<<20, nil)
+	long := 0
+	for i, d := range sim.durations {
+		if d > 2*Second {
+			long++
+			if long > 1 {
+				t.Errorf("chunk %d took %.2f s: the sizer did not follow the slower link (sizes %v)", i, d.Seconds(), sim.sizes)
+			}
+		}
+	}
+	tail := sim.sizes[len(sim.sizes)-3]
+	if tail > 1<<20 {
+		t.Errorf("chunks of %d bytes on a 3 Mbit/s link (sizes %v)", tail, sim.sizes)
+	}
+}
+
+// After a failed chunk the next one is at most half of it; growth resumes after successes.
+func TestChunkSizerShrinksAfterAFailure(t *testing.T) {
+	c := NewChunkSizer(DefaultMaxChunkSize)
+	c.RoundTrip(20 * Millisecond)
+	var sizes []int64
+	for i := 0; i < 6; i++ { // grow on a fast link
+		s := c.Next(0, -1)
+		sizes = append(sizes, s)
+		c.Answered(s, 20*Millisecond+Duration(float64(s)/12.5e6*float64(Second)))
+	}
+	before := c.Next(0, -1)
+	c.Failed()
+	after := c.Next(0, -1)
+	if after > before/2 || after%ChunkAlign != 0 {
+		t.Fatalf("after a failed chunk of %d: %d (sizes %v)", before, after, sizes)
+	}
+	c.Failed()
+	again := c.Next(0, -1)
+	if again > after/2 && after > ChunkAlign {
+		t.Fatalf("after a second failure: %d, then %d", after, again)
+	}
+	c.Answered(again, 20*Millisecond+Duration(float64(again)/12.5e6*float64(Second)))
+	if grown := c.Next(0, -1); grown <= again {
+		t.Fatalf("no growth after a success: %d then %d", again, grown)
+	}
+}
+
+func TestChunkSizerBounds(t *testing.T) {
+	c := NewChunkSizer(1 << 20) // a 1 MiB maximum
+	c.RoundTrip(Millisecond)
+	for i := 0; i < 10; i++ {
+		s := c.Next(0, -1)
+		if s > 1<<20 || s%ChunkAlign != 0 || s <= 0 {
+			t.Fatalf("size %d", s)
+		}
+		c.Answered(s, 2*Millisecond)
+	}
+	if got := NewChunkSizer(1000).Max; got != ChunkAlign {
+		t.Errorf("a maximum under one unit: %d", got)
+	}
+	// The rest of a known total: never past its end; a small remainder joins the chunk.
+	c = NewChunkSizer(DefaultMaxChunkSize)
+	if s := c.Next(0, 300_000); s != 300_000 {
+		t.Errorf("a 300000-byte upload: first chunk %d, want all of it (the remainder is small)", s)
+	}
+	if s := NewChunkSizer(DefaultMaxChunkSize).Next(0, 0); s != 0 {
+		t.Errorf("an empty upload: %d", s)
+	}
+	if s := NewChunkSizer(DefaultMaxChunkSize).Next(0, 600_000); s != ChunkAlign {
+		t.Errorf("600000 bytes: first chunk %d, want 262144", s)
+	}
+}
+
+// Whatever happens, a chunk is aligned, within the bounds and never past the end.
+func FuzzChunkSizer(f *testing.F) {
+	f.Add(int64(10<<20), int64(8<<20), []byte{1, 2, 3, 200, 0, 7})
+	f.Add(int64(0), int64(256<<10), []byte{})
+	f.Add(int64(-1), int64(128<<20), []byte{255, 255, 1})
+	f.Fuzz(func(t *testing.T, total, maxSize int64, script []byte) {
+		if maxSize <= 0 || maxSize > 1<<40 || total > 1<<44 {
+			return
+		}
+		c := NewChunkSizer(maxSize)
+		if c.Max%ChunkAlign != 0 || c.Max <= 0 || c.Max > max(maxSize, ChunkAlign) {
+			t.Fatalf("max %d from %d", c.Max, maxSize)
+		}
+		off := int64(0)
+		for i, b := range script {
+			if total >= 0 && off >= total {
+				break
+			}
+			s := c.Next(off, total)
+			checkSize(t, s, off, total, c.Max)
+			switch b % 4 {
+			case 0:
+				c.Failed()
+			case 1:
+				c.RoundTrip(Duration(b) * Millisecond)
+			default:
+				c.Answered(s, Duration(int64(b)*int64(i+1))*Millisecond)
+				off += s
+			}
+		}
+	})
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mediaupload/mediaupload/web/netlink"
+)
+
+// speed is the demo's "network speed": one emulated uplink (package netlink) in front of both
+// upload servers, so that on loopback, where a file arrives in milliseconds, one can watch the
+// chunks grow, the bars move, pause and cancel. The page sets it with
+// POST /api/throttle {"bytesPerSecond": N, "rttMs": M} (zeros: no limit, no delay).
+type speed struct{ link netlink.Link }
+
+func (s *speed) wrap(h http.Handler) http.Handler { return s.link.Wrap(h) }
+
+func (s *speed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodPost:
+		var body struct {
+			BytesPerSecond int64 `json:"bytesPerSecond"`
+			RTTMs          int64 `json:"rttMs"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<10)).Decode(&body); err != nil {
+			http.Error(w, "serve: body must be {\"bytesPerSecond\": N, \"rttMs\": M}", http.StatusBadRequest)
+			return
+		}
+		s.link.Set(body.BytesPerSecond, time.Duration(body.RTTMs)*time.Millisecond)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "serve: use GET or POST", http.StatusMethodNotAllowed)
+		return
+	}
+	rate, rtt := s.link.Get()
+	writeJSON(w, map[string]int64{"bytesPerSecond": rate, "rttMs": rtt.Milliseconds()})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
