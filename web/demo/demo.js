@@ -97,7 +97,9 @@ async function syncFlaky() {
 
 async function syncSpeed() {
   try {
-    await post("/api/throttle", { bytesPerSecond: Number($("#speed").value) });
+    // "rate" or "rate rtt": bytes per second, and the round trip in ms (an emulated link).
+    const [bytesPerSecond, rttMs = 0] = $("#speed").value.split(" ").map(Number);
+    await post("/api/throttle", { bytesPerSecond, rttMs });
   } catch (e) {
     showNote(`Could not set the network speed: ${e.message}`);
   }
