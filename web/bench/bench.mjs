@@ -9,8 +9,13 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
+import { benchLinks, prepareLinks } from "./links.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
+// Rounds over each emulated link (each round uploads ten seconds' worth five ways).
+const LINK_RUNS = Number(process.env.BENCH_LINK_RUNS ?? 3);
+// BENCH_ONLY=loopback or BENCH_ONLY=links runs that part alone.
+const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
   { chunk: 1 * MiB, size: 128 * MiB },
@@ -32,6 +37,7 @@ const PAGE_CODE = () => {
     for (let n = 0; n < size; n += one.size) parts.push(n + one.size <= size ? one : one.slice(0, size - n));
     blobs.set(size, new Blob(parts));
   };
+  window.benchBlob = (size) => blobs.get(size);
   async function start(url, size) {
     const r = await fetch(url + "&uploadType=resumable", {
       method: "POST",
@@ -190,7 +196,8 @@ try {
       return true;
     });
   }
-  env.web.page("/bench.html", `<!doctype html><script>${CAPTURE_MEMORY}</script>
+  const linkScripts = prepareLinks(env);
+  env.web.page("/bench.html", `<!doctype html><script>${CAPTURE_MEMORY}</script>${linkScripts}
     <script type="module">
       import { load } from "/dist/mediaupload.js";
       (${PAGE_CODE})();
@@ -207,7 +214,29 @@ try {
       `a ratio is the median of each round's own ratio (a steadier figure than a ratio of medians: ` +
       `the machine's speed drifts between rounds)`,
   );
-  for (const { chunk, size } of CASES) {
+  // The module at its defaults against one whole PUT, 256 MiB on loopback.
+  if (ONLY !== "links") {
+    const size = 256 * MiB;
+    await page.evaluate((s) => window.makeBlob(s), size);
+    const t = { module: [], whole: [] };
+    for (let i = 0; i < RUNS; i++) {
+      const order = i % 2 ? ["whole", "module"] : ["module", "whole"];
+      for (const name of order) {
+        t[name].push(
+          name === "whole"
+            ? await page.evaluate(([u, s]) => window.plainWhole(u, s), [url(), size])
+            : await page.evaluate(([u, s]) => window.viaModule(u, s, undefined), [url(), size]),
+        );
+      }
+    }
+    const ratios = t.whole.map((ms, i) => ms / t.module[i]).sort((a, b) => a - b);
+    console.log(
+      `  defaults (chunkSize "auto"), 256 MiB: module ${mbps(size, median(t.module)).toFixed(0)} MB/s, one whole PUT ` +
+        `${mbps(size, median(t.whole)).toFixed(0)} MB/s: ${median(ratios).toFixed(3)} of one whole PUT ` +
+        `(target >= 0.9; rounds ${ratios[0].toFixed(2)}-${ratios[ratios.length - 1].toFixed(2)})`,
+    );
+  }
+  for (const { chunk, size } of ONLY === "links" ? [] : CASES) {
     await page.evaluate((s) => window.makeBlob(s), size);
     const t = { plain: [], module: [], whole: [], goloop: [] };
     const runs = {
@@ -240,7 +269,8 @@ try {
         `one whole PUT ${w.toFixed(0)} MB/s: plain ${(p / w).toFixed(2)}x, module ${(m / w).toFixed(2)}x of it`,
     );
   }
-  {
+  if (ONLY !== "loopback") await benchLinks(env, page, LINK_RUNS);
+  if (ONLY === "") {
     const size = 16 * MiB, chunk = 256 * 1024, g = { plain: [], module: [] };
     await page.evaluate((s) => window.makeBlob(s), size);
     for (let i = 0; i < RUNS; i++) {
@@ -257,14 +287,16 @@ try {
     );
   }
   const GiB = 1024 * MiB;
-  await page.evaluate((s) => window.makeBlob(s), GiB);
-  const before = await page.evaluate(() => window.wasmMemory());
-  const ms = await page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [env.ref.uploadURL("bench-1gib"), GiB, 8 * MiB]);
-  const after = await page.evaluate(() => window.wasmMemory());
-  console.log(
-    `memory: 1 GiB Blob uploaded in 8 MiB chunks (${mbps(GiB, ms).toFixed(0)} MB/s); ` +
-      `WebAssembly memory ${(before / MiB).toFixed(1)} MiB before, ${(after / MiB).toFixed(1)} MiB after (budget < 32 MiB)`,
-  );
+  if (ONLY === "") {
+    await page.evaluate((s) => window.makeBlob(s), GiB);
+    const before = await page.evaluate(() => window.wasmMemory());
+    const ms = await page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [env.ref.uploadURL("bench-1gib"), GiB, 8 * MiB]);
+    const after = await page.evaluate(() => window.wasmMemory());
+    console.log(
+      `memory: 1 GiB Blob uploaded in 8 MiB chunks (${mbps(GiB, ms).toFixed(0)} MB/s); ` +
+        `WebAssembly memory ${(before / MiB).toFixed(1)} MiB before, ${(after / MiB).toFixed(1)} MiB after (budget < 32 MiB)`,
+    );
+  }
   await env.ref.reset();
   sink.stop();
 } finally {
