@@ -71,9 +71,9 @@ test_static() {
 test_native() {
 	log "native Go tests (core, servers)"
 	go test -count=1 -timeout 10m ./core/... ./web/...
-	log "fuzzing the header parsers briefly"
+	log "fuzzing the header parsers and the chunk sizer briefly"
 	local f
-	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzJSONString; do
+	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzJSONString FuzzChunkSizer; do
 		go test -run '^$' -fuzz "^$f\$" -fuzztime 5s ./core >/dev/null
 		echo "fuzz $f: ok"
 	done

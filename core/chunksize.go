@@ -15,7 +15,9 @@ package core
 // more) and at most 1.6 s (progress at least every ~2 s); where even 1.6 s cannot make the
 // cost small (a round trip over ~110 ms), progress wins. The next chunk is then rate × target bytes,
 // rounded to 256 KiB, no more than growth × the last one (a first chunk is small: the first
-// progress comes at once, and the rate is not known yet), at least one unit, at most Max.
+// progress comes at once, and the rate is not known yet), or fastGrowth × while the last one
+// took under a sixteenth of the target (on loopback and fast links the ramp-up from 256 KiB
+// would otherwise cost several short requests), at least one unit, at most Max.
 //
 // The rate comes from the chunks answered so far: each gives size ÷ (duration − cost); recent
 // chunks weigh more, and a slower one weighs more still, so a link that slows down is followed
@@ -36,6 +38,7 @@ const DefaultMaxChunkSize = 128 << 20
 const (
 	firstChunk    = ChunkAlign            // the first chunk: 256 KiB, a report comes at once
 	growth        = 4                     // a chunk is at most this many times the last
+	fastGrowth    = 8                     // ... or this many, while far below the target
 	overheadShare = 15                    // a chunk's time, in fixed costs: well under 10 % lost
 	minChunkTime  = 1000 * Millisecond    // no shorter chunks than this: a fast link gains nothing
 	maxChunkTime  = 1600 * Millisecond    // no longer: a progress report every ~2 s
@@ -124,6 +127,9 @@ func (c *ChunkSizer) want() int64 {
 	if c.rate > 0 {
 		target := min(max(overheadShare*c.fixedCost(), minChunkTime), maxChunkTime)
 		size = int64(c.rate * target.Seconds())
+		if !c.shrunk && size >= 16*c.last {
+			limit = c.last * fastGrowth
+		}
 	}
 	size = min(size, limit, c.Max)
 	return max(size/ChunkAlign, 1) * ChunkAlign

@@ -109,7 +109,7 @@ func TestChunkSizerOnLinks(t *testing.T) {
 				t.Errorf("the first chunk is %d bytes: it should be small, for a report at once", sim.sizes[0])
 			}
 			for i := 1; i < len(sim.sizes)-1; i++ {
-				if sim.sizes[i] > growth*sim.sizes[i-1] {
+				if sim.sizes[i] > fastGrowth*sim.sizes[i-1] {
 					t.Errorf("chunk %d grew from %d to %d", i, sim.sizes[i-1], sim.sizes[i])
 				}
 			}
