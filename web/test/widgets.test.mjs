@@ -177,6 +177,30 @@ test("queue: pause holds every upload, resume finishes them; abort settles queue
   for (const n of b) assert.equal(await ref.object(n), undefined, `${n} was not stored`);
 });
 
+test("queue: a paused upload gives up its slot; resumed, it finishes beside the next", async () => {
+  const names = [unique("qs"), unique("qs")];
+  const out = await page.evaluate(async (urls) => {
+    const mu = await T.load();
+    const q = mu.queue({ concurrency: 1 });
+    const size = 8 * 262144;
+    const ups = urls.map((url, i) => q.add(T.blob(size, 400 + i), { url, chunkSize: 262144 }));
+    let moved = false;
+    ups[0].addEventListener("progress", (e) => (moved ||= e.loaded > 0));
+    await T.until(() => moved, 20_000, "the first upload's progress");
+    const secondBefore = ups[1].state;
+    ups[0].pause();
+    await T.until(() => ups[1].state !== "queued", 20_000, "the second upload to start");
+    const secondAfter = ups[1].state;
+    ups[0].resume();
+    const results = await Promise.allSettled(ups.map((u) => u.promise));
+    return { secondBefore, secondAfter, results: results.map((r) => r.status) };
+  }, names.map((n) => ref.uploadURL(n)));
+  assert.equal(out.secondBefore, "queued", "concurrency 1: the second waits");
+  assert.notEqual(out.secondAfter, "queued", "the paused upload's slot went to the second");
+  assert.deepEqual(out.results, ["fulfilled", "fulfilled"]);
+  for (let i = 0; i < 2; i++) assert.deepEqual(await env.checkStored(names[i], 8 * 262144, 400 + i), []);
+});
+
 test("queue: bad concurrency is a typed error", async () => {
   const out = await page.evaluate(async () => {
     const mu = await T.load();

@@ -1,5 +1,7 @@
 // The queue of shared/API.md ("Many files: a queue"): at most `concurrency` uploads run at
-// once, the others wait in state "queued"; progress over every file, and "idle".
+// once, the others wait in state "queued"; progress over every file, and "idle". An upload
+// paused by the page gives up its slot to the next one waiting; resumed, it goes on at once (the
+// queue starts no other until fewer than `concurrency` run again).
 //
 // Built on the Upload object's public surface only: a queued upload is a QueuedUpload that
 // starts a real Upload (through `start`) when the queue gives it a slot, and from then on
@@ -87,7 +89,7 @@ export class QueuedUpload extends EventTarget {
     if (this.#state === "aborted") return;
     this.#signal?.removeEventListener?.("abort", this.#onSignalAbort);
     // Never started: the events an aborted Upload fires, in the same order.
-    const err = new MediaUploadError("aborted", "mediaupload: upload aborted");
+    const err = new MediaUploadError("aborted", "upload aborted");
     this.#setState("aborted");
     for (const type of ["loadstart", "abort", "loadend"]) {
       const e = new ProgressEvent(type, { loaded: 0, total: this.#size, lengthComputable: this.#size > 0 });
@@ -134,15 +136,14 @@ for (const name of ["then", "catch", "finally"]) {
 export class UploadQueue extends EventTarget {
   #upload; // (blob, options) => Upload
   #concurrency;
-  #entries = []; // { up: QueuedUpload, loaded, settled }
-  #running = 0;
+  #entries = []; // { up: QueuedUpload, loaded, settled, aborted }
   #paused = false;
 
   constructor(upload, options = {}) {
     super();
     const c = options?.concurrency ?? 3;
     if (!Number.isInteger(c) || c < 1) {
-      throw new MediaUploadError("invalid_argument", `mediaupload: queue concurrency must be a positive integer, not ${c}`);
+      throw new MediaUploadError("invalid_argument", `queue concurrency must be a positive integer, not ${c}`);
     }
     this.#upload = upload;
     this.#concurrency = c;
@@ -175,10 +176,13 @@ export class UploadQueue extends EventTarget {
       this.#progress();
     });
     up.addEventListener("requeue", () => this.#pump());
+    // A running upload paused by the page frees its slot (statechange comes after the state).
+    up.addEventListener("statechange", () => {
+      if (up.started && up.state === "paused") this.#pump();
+    });
     up.addEventListener("loadend", () => {
       entry.settled = true;
       entry.aborted = up.state === "aborted";
-      if (up.started) this.#running--;
       this.#progress();
       this.#pump();
       if (this.#entries.every((e) => e.settled)) this.dispatchEvent(new Event("idle"));
@@ -207,12 +211,20 @@ export class UploadQueue extends EventTarget {
     for (const { up } of [...waiting, ...running]) up.abort();
   }
 
+  /** Uploads started, not settled and not paused: the slots taken. */
+  #running() {
+    let n = 0;
+    for (const { up, settled } of this.#entries) if (up.started && !settled && up.state !== "paused") n++;
+    return n;
+  }
+
   #pump() {
     if (this.#paused) return;
+    let running = this.#running();
     for (const { up } of this.#entries) {
-      if (this.#running >= this.#concurrency) return;
+      if (running >= this.#concurrency) return;
       if (!up.waiting) continue;
-      this.#running++;
+      running++;
       up.run();
     }
   }
