@@ -367,6 +367,31 @@ test("XMLHttpRequest: an HTTP refusal is an answer with its status, as a real on
   assert.deepEqual(out.mu.shape.filter((s) => !s.startsWith("upload.")), out.real.shape.filter((s) => !s.startsWith("upload.")));
 });
 
+test("XMLHttpRequest: a string, bytes and URLSearchParams are sent as a real one sends them", async () => {
+  const names = [unique("xs"), unique("xb"), unique("xu")];
+  const out = await page.evaluate(async (urls) => {
+    const mu = await T.load();
+    const bodies = ["héllo, wörld", new Uint8Array([0, 1, 2, 250, 251, 252]).subarray(1), new URLSearchParams({ a: "1", b: "x y" })];
+    const statuses = [];
+    for (let i = 0; i < urls.length; i++) {
+      const xhr = new mu.XMLHttpRequest();
+      const ended = X.ended(xhr);
+      xhr.open("POST", urls[i]);
+      xhr.send(bodies[i]);
+      await ended;
+      statuses.push(xhr.status);
+    }
+    return statuses;
+  }, names.map((n) => ref.uploadURL(n)));
+  assert.deepEqual(out, [201, 201, 201], "created");
+  const want = [Buffer.from("héllo, wörld"), Buffer.from([1, 2, 250, 251, 252]), Buffer.from("a=1&b=x+y")];
+  const types = ["text/plain;charset=UTF-8", "application/octet-stream", "application/x-www-form-urlencoded;charset=UTF-8"];
+  for (let i = 0; i < 3; i++) {
+    assert.deepEqual(await ref.download(names[i]), want[i], names[i]);
+    assert.equal((await ref.object(names[i]))?.contentType?.toLowerCase(), types[i].toLowerCase(), `${names[i]} content type`);
+  }
+});
+
 test("XMLHttpRequest: a FormData without exactly one File is a network error, before any request", async () => {
   const out = await page.evaluate(async (url) => {
     const mu = await T.load();

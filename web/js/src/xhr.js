@@ -393,5 +393,12 @@ function takeBody(body) {
     // sees a network error, as the standard has it for a body that cannot be sent.
     return { blob: files === 1 ? blob : null, fields };
   }
+  // The other bodies a real XMLHttpRequest sends, as the Blob it would send: a string as UTF-8
+  // text/plain, bytes as they are, URLSearchParams as a urlencoded form.
+  if (typeof body === "string") return { blob: new Blob([body], { type: "text/plain;charset=UTF-8" }), fields: null };
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return { blob: new Blob([body]), fields: null };
+  if (typeof URLSearchParams !== "undefined" && body instanceof URLSearchParams) {
+    return { blob: new Blob([body.toString()], { type: "application/x-www-form-urlencoded;charset=UTF-8" }), fields: null };
+  }
   return { blob: body ?? null, fields: null };
 }
