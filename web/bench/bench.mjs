@@ -46,6 +46,7 @@ const PAGE_CODE = () => {
     if (r.status !== 200) throw new Error("start: " + r.status);
     return r.headers.get("Location");
   }
+  window.startSession = start; // also for links.mjs's page code
   // The same chunked upload as the module's, by hand: PUT each slice, go on from Range.
   // drain: read each 308's (empty) body as the module does, so the request ends normally.
   window.plainChunked = async (url, size, chunk, drain = false) => {

@@ -21,14 +21,8 @@ export const PROFILES = [
 
 // Runs in the page: each way of uploading, timed, with the times of its progress reports.
 const LINK_CODE = () => {
-  async function start(url, size) {
-    const r = await fetch(url + "&uploadType=resumable", {
-      method: "POST",
-      headers: { "X-Upload-Content-Type": "application/octet-stream", "X-Upload-Content-Length": String(size) },
-    });
-    if (r.status !== 200) throw new Error("start: " + r.status);
-    return r.headers.get("Location");
-  }
+  // The session start of bench.mjs's page code (window.startSession), called at run time.
+  const start = (url, size) => window.startSession(url, size);
   // The longest gap between two reports after the first, the end included; null without any.
   const longestGap = (reports, end) => {
     const t = [...reports, end];
