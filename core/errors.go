@@ -112,13 +112,18 @@ func (e *RetriesExhaustedError) Code() string { return CodeRetriesExhausted }
 func (e *RetriesExhaustedError) Unwrap() error { return e.Last }
 
 // SessionExpiredError is a session lost (404 or 410 on its URI) more times than new sessions
-// were allowed, or one the caller handed in that cannot be replaced.
+// were allowed, or one the caller handed in that cannot be replaced, or one whose upload
+// cannot start over because its source (a stream) no longer holds its first bytes.
 type SessionExpiredError struct {
 	Sessions int // sessions started and lost
 	Last     *HTTPError
+	NotKept  bool // a stream's bytes the lost session had confirmed are gone
 }
 
 func (e *SessionExpiredError) Error() string {
+	if e.NotKept {
+		return "the upload session is gone (the server answered " + statusText(e.Last.Status) + ") and the stream's bytes it had confirmed are no longer kept: a stream cannot start over from byte 0"
+	}
 	if e.Sessions <= 1 {
 		return "the upload session is gone (the server answered " + statusText(e.Last.Status) + ") and a new one could not be started from here"
 	}
@@ -239,4 +244,31 @@ func withoutQuery(url string) string {
 		return url[:i]
 	}
 	return url
+}
+
+// SourceError is data that could not be read: a stream that errored or handed out something
+// that is not bytes, a File changed or removed on disk.
+type SourceError struct{ Err error }
+
+func (e *SourceError) Error() string { return "the data to upload could not be read: " + e.Err.Error() }
+
+// Code returns "source_error".
+func (e *SourceError) Code() string { return CodeSource }
+
+func (e *SourceError) Unwrap() error { return e.Err }
+
+// ErrNotKept is what a Source's Slice returns (or wraps) for bytes it no longer holds: a
+// stream keeps only what the server has not confirmed yet, so after a lost session (404, 410)
+// its first bytes cannot be sent again.
+var ErrNotKept = errors.New("those bytes of the stream are no longer kept")
+
+// isNotKept reports whether err is or wraps ErrNotKept (a plain walk: errors.Is would link
+// reflectlite).
+func isNotKept(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e == ErrNotKept {
+			return true
+		}
+	}
+	return false
 }

@@ -113,6 +113,12 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			}
 			// Told in this order: the retry (restart), confirmed back to 0 (loaded stays: it
 			// never goes backwards, API.md), then the state "starting".
+			u.lostBy = httpError(resp)
+			// A stream keeps only what the server has not confirmed: if its first bytes are
+			// gone, a new session could not be filled, so none is started.
+			if _, err := u.src.Slice(0, 0); err != nil {
+				return nil, u.sourceError(err)
+			}
 			u.setSession("")
 			if u.o.OnRetry != nil {
 				u.o.OnRetry(RetryInfo{Attempt: lost, Status: resp.Status, Err: httpError(resp), Restart: true})
@@ -199,7 +205,7 @@ func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 	}
 	piece, err := u.src.Slice(offset, end)
 	if err != nil {
-		return nil, 0, &ArgumentError{Field: "source", Reason: err.Error()}
+		return nil, 0, u.sourceError(err)
 	}
 	n := piece.Len()
 	if n < 0 || n > end-offset {
@@ -210,7 +216,10 @@ func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 		u.prog.p.Total = u.total
 	}
 	if err := u.hash.add(ctx, u.src, offset, piece); err != nil {
-		return nil, 0, &ArgumentError{Field: "source", Reason: err.Error()}
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		return nil, 0, u.sourceError(err)
 	}
 	url := u.SessionURL()
 	h := u.sessionHeader(url)
@@ -223,4 +232,20 @@ func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 		req.Body = []Piece{piece}
 	}
 	return req, offset + n, nil
+}
+
+// sourceError is the error of a source that could not hand out a chunk: a source error as it
+// is; a stream's bytes no longer kept, asked for again after a lost session (PROTOCOL.md
+// section 5: a new session starts from byte 0), the end of the upload; anything else is a
+// bad source.
+func (u *Upload) sourceError(err error) error {
+	switch {
+	case Code(err) == CodeSource:
+		return err
+	case isNotKept(err) && u.lostBy != nil:
+		return &SessionExpiredError{Sessions: 1, Last: u.lostBy, NotKept: true}
+	case isNotKept(err):
+		return &SourceError{Err: err}
+	}
+	return &ArgumentError{Field: "source", Reason: err.Error()}
 }

@@ -377,6 +377,9 @@ func TestArgumentErrorsBeforeAnyRequest(t *testing.T) {
 		{"bad header", src, Options{URL: testURL, Header: Header{"x-a": "b\r\nc: d"}}},
 		{"max delay over a minute", src, Options{URL: testURL, Retry: &RetryPolicy{MaxDelay: 61e9}}},
 		{"no source", nil, Options{URL: testURL}},
+		{"stream as media", &memSource{unknown: true}, Options{URL: testURL, Type: Media}},
+		{"stream as multipart", &memSource{unknown: true}, Options{URL: testURL, Type: Multipart}},
+		{"stream in one PUT", &memSource{unknown: true}, Options{URL: testURL, ChunkSize: 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

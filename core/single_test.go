@@ -88,7 +88,7 @@ func TestAutoPicksTheType(t *testing.T) {
 		{10, false, nil, testSession, Resumable},
 	} {
 		u, err := New(&script{t: t}, &memSource{data: make([]byte, tc.size), unknown: tc.unknown},
-			Options{URL: testURL, Type: Auto, Metadata: tc.meta, SessionURL: tc.session})
+			Options{URL: testURL, Type: Auto, Metadata: tc.meta, SessionURL: tc.session, ChunkSize: ChunkAuto})
 		if err != nil || u.Type() != tc.want {
 			t.Errorf("size %d meta %q: %v %v, want %s", tc.size, tc.meta, u.Type(), err, tc.want)
 		}

@@ -34,6 +34,7 @@ type Upload struct {
 	authRetried bool
 	sizer       *ChunkSizer // nil unless ChunkSize is ChunkAuto
 	took        Duration    // how long the latest request took, answered or not
+	lostBy      *HTTPError  // the answer that lost the last session (404, 410), nil before
 }
 
 // New checks o against src and returns an upload ready to Run, or an *ArgumentError.
@@ -175,7 +176,7 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 	if err == nil && u.hash != nil {
 		// A session handed in may finish without our sending every byte: hash the rest.
 		if err = u.hash.catchUp(ctx, u.src, u.total); err != nil {
-			err = &ArgumentError{Field: "source", Reason: err.Error()}
+			err = u.sourceError(err)
 		} else {
 			err = u.hash.verify(res.Body)
 		}

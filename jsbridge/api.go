@@ -33,7 +33,11 @@ func API(version string) js.Value {
 				c.close()
 			}
 		}()
-		size, _ := integer(arg(args, 1))
+		// The Blob's size, or -1 for a stream (its length is not known in advance).
+		size, ok := integer(arg(args, 1))
+		if !ok {
+			size = -1
+		}
 		typ := ""
 		if t := arg(args, 2); t.Type() == js.TypeString {
 			typ = t.String()
@@ -88,12 +92,12 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value) {
 			c.emit("request", requestArgs(ri)...)
 		}
 	}
-	up, err := core.New(c, &Source{c: c, size: size}, opts)
+	ctx, cancel := newAbortContext()
+	up, err := core.New(c, &Source{c: c, size: size, ctx: ctx}, opts)
 	if err != nil {
 		end(err)
 		return
 	}
-	ctx, cancel := newAbortContext()
 	r.mu.Lock()
 	if r.runs[c.id] != nil {
 		r.mu.Unlock()

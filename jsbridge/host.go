@@ -166,6 +166,10 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 			return nil, err
 		}
 		return nil, &FetchError{Err: a.err()}
+	case a.kind == "source":
+		// The request failed because the source could not be read (a File changed or
+		// removed on disk): no retry can help.
+		return nil, &core.SourceError{Err: a.err()}
 	case a.kind != "ok" || len(a.n) < 1:
 		return nil, a.err()
 	}
@@ -260,21 +264,56 @@ func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, has
 // byte ranges (the host slices the Blob when it sends them; slicing reads no bytes,
 // PROTOCOL.md section 6), so the file's bytes never enter Go's memory, unless a checksum was
 // asked for: then core reads each chunk once, through RangePiece.Read.
+//
+// A size below zero is a ReadableStream's source, of unknown length: the host reads the
+// stream into pieces it keeps until the server has confirmed them (web/js/src/stream.js),
+// and Slice first asks it to have the range ready (host.pull), which reads the stream.
 type Source struct {
 	c    *conn
 	size int64
+	ctx  core.Context // the upload's: ends a wait for the stream when the upload is aborted
 }
 
-// Size returns the Blob's size.
+// Size returns the Blob's size, or -1 for a stream.
 func (s *Source) Size() int64 { return s.size }
 
-// Slice returns the range [start, end) as a [RangePiece], end clamped to the size.
+// Slice returns the range [start, end) as a [RangePiece], end clamped to the size (to the
+// stream's end, where it ends before end).
 func (s *Source) Slice(start, end int64) (core.Piece, error) {
+	if s.size < 0 {
+		return s.pull(start, end)
+	}
 	end = min(end, s.size)
 	if start < 0 || start > end {
 		return nil, errors.New("jsbridge: slice out of range")
 	}
 	return RangePiece{c: s.c, start: start, end: end}, nil
+}
+
+// pull has the host read the stream up to end (or its end) and keep [start, end); the bytes
+// before start, which the server holds, are let go. The answer: cb("ok", n), n the bytes
+// ready from start; cb("notkept") for bytes let go already; cb("source", name, message) for
+// a stream that errored or gave something that is not bytes. A stream that never gives more
+// cannot hold an abort: the wait ends with ctx, and the host drops the late answer.
+func (s *Source) pull(start, end int64) (core.Piece, error) {
+	if start < 0 || start > end {
+		return nil, errors.New("jsbridge: slice out of range")
+	}
+	if end-start > 1<<53 {
+		end = start + 1<<53 // a whole-rest request: JS numbers are exact up to 2^53
+	}
+	a, err := s.c.ask(s.ctx, false, "pull", s.c.id, float64(start), float64(end), s.c.send)
+	switch {
+	case err != nil:
+		return nil, err
+	case a.kind == "notkept":
+		return nil, core.ErrNotKept
+	case a.kind == "source":
+		return nil, &core.SourceError{Err: a.err()}
+	case a.kind != "ok" || len(a.n) < 1:
+		return nil, a.err()
+	}
+	return RangePiece{c: s.c, start: start, end: start + int64(a.n[0])}, nil
 }
 
 // RangePiece is a run of the upload's bytes, not yet read.
@@ -300,6 +339,8 @@ func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
+	case a.kind == "source":
+		return nil, &core.SourceError{Err: a.err()}
 	case a.kind != "ok":
 		return nil, a.err()
 	case int64(c.copied) != p.Len():

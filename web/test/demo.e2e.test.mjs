@@ -14,13 +14,11 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 
-import { CHUNK, DIST_DIR, KiB, MiB, REPO_ROOT, launchBrowser, md5Base64, pseudoRandomBytes } from "./harness.mjs";
+import { CHUNK, DIST_DIR, KiB, MiB, REPO_ROOT, launchBrowser, md5Base64, pseudoRandomBytes, startServe } from "./harness.mjs";
 
 const OUT_DIR = process.env.MEDIAUPLOAD_TEST_OUT ?? join(tmpdir(), "mediaupload-test-out");
 // The README's picture: made by every run into OUT_DIR, and into docs/ (a tracked file) only
@@ -29,48 +27,6 @@ const SCREENSHOT = process.env.MEDIAUPLOAD_UPDATE_SCREENSHOT === "1" ? join(REPO
 
 let serve; // { url, stop }
 let browser;
-let buildDir;
-
-/** Builds (unless MEDIAUPLOAD_SERVE names a binary) and starts the serve program on a free port. */
-async function startServe() {
-  let bin = process.env.MEDIAUPLOAD_SERVE;
-  if (!bin) {
-    buildDir = mkdtempSync(join(tmpdir(), "mediaupload-serve-"));
-    bin = join(buildDir, "serve");
-    const r = spawnSync("go", ["build", "-o", bin, "./web/cmd/serve"], { cwd: REPO_ROOT, encoding: "utf8" });
-    if (r.status !== 0) throw new Error(`go build ./web/cmd/serve failed:\n${r.stderr}`);
-  }
-  const child = spawn(bin, ["-addr", "127.0.0.1:0", "-dist", DIST_DIR], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr.on("data", (d) => (stderr += d));
-  const line = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL in 30 s\n${stderr}`)), 30_000);
-    createInterface({ input: child.stdout }).once("line", (l) => {
-      clearTimeout(timer);
-      resolve(l);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited (${code}) before printing its URL\n${stderr}`));
-    });
-  });
-  const m = /(http:\/\/127\.0\.0\.1:(\d+))\//.exec(line);
-  if (!m || m[2] === "0") throw new Error(`serve's first line has no real URL: ${line}`);
-  return {
-    url: m[1],
-    stderr: () => stderr,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", resolve);
-        child.kill("SIGTERM");
-        setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
-      }),
-  };
-}
 
 before(async () => {
   if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
@@ -82,7 +38,6 @@ before(async () => {
 
 after(async () => {
   await Promise.allSettled([browser?.close(), serve?.stop()]);
-  if (buildDir) rmSync(buildDir, { recursive: true, force: true });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@
 // prebuilt refserver binary; default `go run ./web/cmd/refserver`), CHROMIUM (default
 // /usr/bin/chromium), MEDIAUPLOAD_TEST_VERBOSE=1 to echo the pages' console.
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -489,5 +489,51 @@ export async function startAll() {
     async close() {
       await Promise.allSettled([browser.close(), web.stop(), ref.stop()]);
     },
+  };
+}
+
+/**
+ * Builds (unless MEDIAUPLOAD_SERVE names a binary) and starts the demo's serve program
+ * (web/cmd/serve: the demo, dist/, the reference server under /ref/ and fake-gcs-server) on a
+ * free port. Resolves to { url, stderr(), stop() }; stop also removes what the build made.
+ */
+export async function startServe() {
+  let buildDir = null;
+  let bin = process.env.MEDIAUPLOAD_SERVE;
+  if (!bin) {
+    buildDir = mkdtempSync(join(tmpdir(), "mediaupload-serve-"));
+    bin = join(buildDir, "serve");
+    const r = spawnSync("go", ["build", "-o", bin, "./web/cmd/serve"], { cwd: REPO_ROOT, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`go build ./web/cmd/serve failed:\n${r.stderr}`);
+  }
+  const child = spawn(bin, ["-addr", "127.0.0.1:0", "-dist", DIST_DIR], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const line = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve printed no URL in 30 s\n${stderr}`)), 30_000);
+    createInterface({ input: child.stdout }).once("line", (l) => {
+      clearTimeout(timer);
+      resolve(l);
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited (${code}) before printing its URL\n${stderr}`));
+    });
+  });
+  const m = /(http:\/\/127\.0\.0\.1:(\d+))\//.exec(line);
+  if (!m || m[2] === "0") throw new Error(`serve's first line has no real URL: ${line}`);
+  return {
+    url: m[1],
+    stderr: () => stderr,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", resolve);
+        child.kill("SIGTERM");
+        setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
+      }).finally(() => buildDir && rmSync(buildDir, { recursive: true, force: true })),
   };
 }

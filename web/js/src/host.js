@@ -15,14 +15,20 @@
 //       (start < 0: no bytes of the source; pre and post may be null; all empty: no body).
 //       cb("ok", status, range, location, override, retryAfter, body), null for an absent field
 //       cb("redirect") | cb("fetch", name, message) | cb("error", name, message)
+//       | cb("source", name, message): the request failed because the File can no longer be
+//       read (changed or removed on disk), which no retry can mend
 //   abort(id)                 aborts the request in flight, if any
 //   read(id, start, end, cb)  cb("ok", Uint8Array) | cb("error", name, message); the array's
 //                             buffer is detached as soon as cb returns (Go has copied it)
+//   pull(id, start, end, cb)  a stream's source (stream.js): reads up to end, keeps [start, …);
+//                             cb("ok", n) | cb("notkept") | cb("source", name, message)
 //   headers(id, cb)           calls getHeaders: cb("ok", "name\nvalue\n…") | cb("bad", reason)
 //                             | cb("error", name, message)
 //   wantRequests(id)          whether anyone listens to per-request reports
 //   emit(id, type, ...args)   a report for the sink; "done" and "fail" end the entry ("fail"
 //                             gets the JS error behind it, if any, as its sixth argument)
+
+import { NotKeptError } from "./stream.js";
 
 // The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
 const MAX_BODY = 1 << 20;
@@ -30,7 +36,7 @@ const MAX_BODY = 1 << 20;
 const noop = () => {};
 
 export function createHost() {
-  const entries = new Map(); // id -> { blob, sink, getHeaders, ac }
+  const entries = new Map(); // id -> { blob or stream, sink, getHeaders, ac }
 
   // Calls cb only while the entry is open: after the upload's end the Go side may have
   // released the function.
@@ -40,7 +46,7 @@ export function createHost() {
   const failure = (err) => [String(err?.name ?? ""), String(err?.message ?? err)];
 
   return {
-    /** Opens the entry of upload id: { blob, sink, getHeaders }. */
+    /** Opens the entry of upload id: { blob or stream (a StreamSource), sink, getHeaders }. */
     open(id, entry) {
       entries.set(id, { ...entry, ac: null });
     },
@@ -51,6 +57,7 @@ export function createHost() {
       if (!e) return;
       entries.delete(id);
       e.ac?.abort();
+      e.stream?.close(new Error("the upload has ended"));
     },
 
     /** How many uploads hold an entry (for tests). */
@@ -63,7 +70,7 @@ export function createHost() {
       if (!e) return void cb("error", "Error", "mediaupload: no such upload");
       const parts = [];
       if (pre) parts.push(pre);
-      if (start >= 0) parts.push(e.blob.slice(start, end));
+      if (start >= 0) parts.push(e.stream ? e.stream.blob(start, end) : e.blob.slice(start, end));
       if (post) parts.push(post);
       // A Blob without a type: fetch adds no Content-Type of its own (core sets it).
       const body =
@@ -96,9 +103,17 @@ export function createHost() {
           e.cause = undefined; // an answer came: an earlier failure is not why the upload ends
           answer(id, e, cb, "ok", res.status, get("range"), get("location"), override, get("retry-after"), text);
         })
-        .catch((err) => {
+        .catch(async (err) => {
           if (e.ac === ac) e.ac = null;
           e.cause = err; // the cause of a network_error, should the retries run out
+          // fetch says "Failed to fetch" for a File it could not read as for a lost
+          // connection; a byte of it read here tells them apart (a File changed or removed
+          // on disk rejects with NotReadableError).
+          const unreadable = start >= 0 && e.blob && !ac.signal.aborted && (await unreadableAt(e.blob, start));
+          if (unreadable) {
+            e.cause = unreadable;
+            return void answer(id, e, cb, "source", ...failure(unreadable));
+          }
           answer(id, e, cb, "fetch", ...failure(err));
         });
     },
@@ -108,12 +123,23 @@ export function createHost() {
       e?.ac?.abort();
     },
 
+    pull(id, start, end, cb) {
+      const e = entries.get(id);
+      if (!e?.stream) return void cb("error", "Error", "no such stream upload");
+      e.stream.pull(start, end).then(
+        (n) => answer(id, e, cb, "ok", n),
+        (err) => {
+          if (err instanceof NotKeptError) return void answer(id, e, cb, "notkept");
+          e.cause = err; // the cause of the source_error
+          answer(id, e, cb, "source", ...failure(err));
+        },
+      );
+    },
+
     read(id, start, end, cb) {
       const e = entries.get(id);
       if (!e) return void cb("error", "Error", "mediaupload: no such upload");
-      e.blob
-        .slice(start, end)
-        .arrayBuffer()
+      (e.stream ? Promise.resolve().then(() => e.stream.bytes(start, end).buffer) : e.blob.slice(start, end).arrayBuffer())
         .then(
           (buf) => {
             try {
@@ -124,7 +150,11 @@ export function createHost() {
               detach(buf);
             }
           },
-          (err) => answer(id, e, cb, "error", ...failure(err)),
+          (err) => {
+            // A File that can no longer be read is the source's failure, not the module's.
+            e.cause = err;
+            answer(id, e, cb, err?.name === "NotReadableError" || err?.name === "NotFoundError" ? "source" : "error", ...failure(err));
+          },
         );
     },
 
@@ -155,6 +185,8 @@ export function createHost() {
       if (type === "done" || type === "fail") {
         entries.delete(id);
         e.ac?.abort();
+        // An upload that failed or was aborted cancels its stream: the producer sees it.
+        e.stream?.close(type === "fail" ? new Error(String(args[1] ?? "the upload failed")) : undefined);
       }
       // A failure's JS cause (a fetch TypeError, what getHeaders threw) goes with it.
       if (type === "fail") args[5] = e.cause;
@@ -187,5 +219,15 @@ function detach(buf) {
     else structuredClone(buf, { transfer: [buf] });
   } catch {
     // nothing to do: the buffer goes when Go's reference does
+  }
+}
+
+// Whether the Blob's byte at `at` can no longer be read: the error reading it gives, or null.
+async function unreadableAt(blob, at) {
+  try {
+    await blob.slice(at, at + 1).arrayBuffer();
+    return null;
+  } catch (err) {
+    return err;
   }
 }

