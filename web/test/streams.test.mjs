@@ -254,3 +254,161 @@ test("streams land byte-exact on fake-gcs-server", async () => {
     await serve.stop();
   }
 });
+
+test("a 1 GiB generated stream: the page holds about two chunks, whatever the length (printed)", async () => {
+  const name = unique("big");
+  const PIECE = 1 << 20;
+  const PIECES = 1024; // 1 GiB
+  const MAX_CHUNK = 8 * MiB;
+  const p = await env.openPage();
+  // The Go module's memory, caught as it is instantiated (this page loads the module anew).
+  await p.evaluate(() => {
+    const keep = (r) => ((window.__wasmMemory = (r.instance ?? r).exports.mem), r);
+    const [inst, stream] = [WebAssembly.instantiate, WebAssembly.instantiateStreaming];
+    WebAssembly.instantiate = (...a) => inst(...a).then(keep);
+    WebAssembly.instantiateStreaming = (...a) => stream(...a).then(keep);
+  });
+  const cdp = await p.context().newCDPSession(p);
+  const samples = [];
+  // Each sample is taken twice: as it is (garbage included: V8 collects dropped ArrayBuffers
+  // on its own schedule) and after a collection (what the page still holds).
+  const sample = async () => {
+    const raw = (await cdp.send("Runtime.getHeapUsage"));
+    await cdp.send("HeapProfiler.collectGarbage");
+    // JS heap: V8's objects and the ArrayBuffers' backing stores (the stream's pieces).
+    const { usedSize, backingStorageSize = 0 } = await cdp.send("Runtime.getHeapUsage");
+    const wasm = await p.evaluate(() => window.__wasmMemory?.buffer.byteLength ?? 0);
+    const blobs = await env.browser.blobMemory();
+    samples.push({ heap: usedSize + backingStorageSize, raw: raw.usedSize + (raw.backingStorageSize ?? 0), wasm, blob: blobs.bytes });
+  };
+  try {
+    await p.evaluate(() => T.load());
+    await sample();
+    const base = samples[0];
+    let running = true;
+    const sampler = (async () => {
+      while (running) {
+        await sample();
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    const t0 = Date.now();
+    const out = await p.evaluate(
+      async ({ url, PIECE, PIECES, MAX_CHUNK }) => {
+        const mu = await T.load();
+        const template = T.bytes(PIECE, 4242);
+        let i = 0;
+        // Every piece is a new array, as a real producer's: piece i is the template with i in
+        // its first four bytes.
+        const stream = new ReadableStream({
+          pull(c) {
+            if (i === PIECES) return c.close();
+            const piece = template.slice();
+            new DataView(piece.buffer).setUint32(0, i++);
+            c.enqueue(piece);
+          },
+        }, { highWaterMark: 0 });
+        try {
+          await mu.upload(stream, { url, maxChunkSize: MAX_CHUNK });
+          return "ok";
+        } catch (e) {
+          return `${e.code}: ${e.message}`;
+        }
+      },
+      { url: ref.uploadURL(name), PIECE, PIECES, MAX_CHUNK },
+    );
+    running = false;
+    await sampler;
+    const seconds = (Date.now() - t0) / 1000;
+    assert.equal(out, "ok");
+    // What was stored: its size and md5, computed here piece by piece.
+    const { createHash } = await import("node:crypto");
+    const md5 = createHash("md5");
+    const template = Buffer.from(pseudoRandomBytes(PIECE, 4242));
+    for (let i = 0; i < PIECES; i++) {
+      template.writeUInt32BE(i, 0);
+      md5.update(template);
+    }
+    const obj = await ref.object(name);
+    assert.equal(obj?.size, String(PIECE * PIECES));
+    assert.equal(obj?.md5Hash, md5.digest("base64"));
+    await ref.deleteObject(name);
+    const peak = (k) => Math.max(...samples.map((s) => s[k])) - base[k];
+    const mb = (n) => (n / 1e6).toFixed(1);
+    const total = Math.max(...samples.map((s) => s.heap + s.wasm - base.heap - base.wasm));
+    // The chunks' Blobs (each a copy of its pieces, in the browser's blob store) go when V8
+    // collects them, which it does on its own schedule: after a collection they are gone.
+    await env.browser.collectGarbage(p);
+    const blobAfter = (await env.browser.blobMemory()).bytes - base.blob;
+    console.log(
+      `# 1 GiB stream, chunkSize "auto" up to ${MAX_CHUNK / MiB} MiB: ${seconds.toFixed(1)} s ` +
+        `(${mb((PIECE * PIECES) / seconds)} MB/s), ${samples.length} samples; peak growth over the start: ` +
+        `JS heap with its ArrayBuffers ${mb(peak("heap"))} MB held (${mb(peak("raw"))} MB with garbage), wasm memory ${mb(peak("wasm"))} MB, together ` +
+        `${mb(total)} MB (two chunks: ${mb(2 * MAX_CHUNK)} MB); the Blob store ${mb(peak("blob"))} MB at its peak, ` +
+        `${mb(blobAfter)} MB after a collection`,
+    );
+    // About two chunks plus a constant: a stream kept whole would be 1 GiB.
+    assert.ok(total < 2 * MAX_CHUNK + 64 * MiB, `the page's JS heap and wasm memory grew by ${mb(total)} MB`);
+    // Chromium keeps up to ~200 MB of recently sent request bodies whoever made them (a plain
+    // fetch loop too: memory.test.mjs); what matters is that it does not grow with the stream.
+    assert.ok(blobAfter < 256 * MiB, `the Blob store holds ${mb(blobAfter)} MB after a collection`);
+  } finally {
+    await cdp.detach().catch(() => {});
+    await p.close();
+  }
+}, 300_000);
+
+test("a MediaRecorder recording uploaded while it is made: done within seconds of stop(), a WebM that is whole", async () => {
+  const name = unique("rec");
+  const out = await page.evaluate(async (url) => {
+    const mu = await T.load();
+    // A canvas animated by the page, recorded as WebM: what a screen or camera recorder gives.
+    const canvas = Object.assign(document.createElement("canvas"), { width: 320, height: 240 });
+    document.body.append(canvas);
+    const g = canvas.getContext("2d");
+    let frame = 0;
+    // Noise, so that the encoder has plenty to say (a few hundred KB a second).
+    const noise = g.createImageData(320, 240);
+    const draw = setInterval(() => {
+      for (let i = 0; i < noise.data.length; i += 65536) crypto.getRandomValues(noise.data.subarray(i, i + 65536));
+      for (let i = 3; i < noise.data.length; i += 4) noise.data[i] = 255;
+      g.putImageData(noise, 0, 0);
+      g.fillText(`frame ${frame++}`, 20, 120);
+    }, 33);
+    const rec = new MediaRecorder(canvas.captureStream(30), { mimeType: "video/webm", videoBitsPerSecond: 4_000_000 });
+    const { readable, writable } = new TransformStream();
+    const writer = writable.getWriter();
+    let recorded = 0;
+    let writes = Promise.resolve();
+    rec.ondataavailable = (e) => {
+      writes = writes.then(async () => {
+        const bytes = new Uint8Array(await e.data.arrayBuffer());
+        recorded += bytes.byteLength;
+        await writer.write(bytes);
+      });
+    };
+    const stopped = new Promise((r) => (rec.onstop = () => writes.then(() => writer.close()).then(r)));
+    const up = mu.upload(readable, { url, contentType: "video/webm", chunkSize: 262144 });
+    let sentWhileRecording = 0;
+    up.addEventListener("progress", (e) => {
+      if (rec.state === "recording") sentWhileRecording = e.loaded;
+    });
+    rec.start(200);
+    await T.sleep(3000);
+    const stopAt = performance.now();
+    rec.stop();
+    await stopped;
+    clearInterval(draw);
+    await up;
+    return { recorded, sentWhileRecording, afterStopMs: performance.now() - stopAt };
+  }, ref.uploadURL(name));
+  const stored = await ref.download(name);
+  console.log(
+    `# MediaRecorder: ${out.recorded} bytes recorded in 3 s, ${out.sentWhileRecording} of them sent while recording; ` +
+      `the upload ended ${out.afterStopMs.toFixed(0)} ms after stop()`,
+  );
+  assert.equal(stored.length, out.recorded, "every recorded byte is stored");
+  assert.deepEqual([...stored.subarray(0, 4)], [0x1a, 0x45, 0xdf, 0xa3], "an EBML (WebM) header");
+  assert.ok(out.sentWhileRecording > 0, "the upload went on while recording");
+  assert.ok(out.afterStopMs < 5000, `the upload ended ${out.afterStopMs} ms after stop()`);
+});
