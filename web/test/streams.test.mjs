@@ -412,3 +412,39 @@ test("a MediaRecorder recording uploaded while it is made: done within seconds o
   assert.ok(out.sentWhileRecording > 0, "the upload went on while recording");
   assert.ok(out.afterStopMs < 5000, `the upload ended ${out.afterStopMs} ms after stop()`);
 });
+
+test("a File changed on disk during its upload fails with source_error, not network_error after every retry", async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const dir = mkdtempSync(join(tmpdir(), "mediaupload-file-"));
+  const path = join(dir, "clip.bin");
+  writeFileSync(path, pseudoRandomBytes(4 * MiB, 77));
+  // A slow link, so that the file changes while chunks are still to go.
+  await ref.config({ link: { bitsPerSecond: 8_000_000, rttMs: 0 } });
+  const p = await env.openPage();
+  try {
+    await p.evaluate(() => document.body.append(Object.assign(document.createElement("input"), { type: "file", id: "f" })));
+    await p.setInputFiles("#f", path);
+    await p.evaluate((url) => {
+      const file = document.getElementById("f").files[0];
+      window.moved = false;
+      window.result = T.run(file, { url, chunkSize: 262144 }, {
+        onStart: (up) => up.addEventListener("progress", (e) => (window.moved ||= e.loaded > 0)),
+      });
+    }, ref.uploadURL(unique("changed")));
+    await p.waitForFunction(() => window.moved, null, { timeout: 30_000 });
+    writeFileSync(path, pseudoRandomBytes(3 * MiB, 78)); // changed: another size, another time
+    const t0 = Date.now();
+    const r = await p.evaluate(() => window.result);
+    const seconds = (Date.now() - t0) / 1000;
+    assert.equal(r.ok, false);
+    assert.equal(r.error.code, "source_error", JSON.stringify(r.error));
+    assert.equal(r.events.filter((e) => e.type === "retry").length, 0, "no retry");
+    assert.ok(seconds < 15, `failed ${seconds} s after the change`);
+  } finally {
+    await p.close();
+    await ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
