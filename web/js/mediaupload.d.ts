@@ -13,8 +13,12 @@ export interface LoadOptions {
 export interface MediaUpload {
   /** The module's version, "0.x.y". */
   readonly version: string;
-  /** Starts an upload at once. Never throws: bad arguments reject the upload's promise. */
-  upload(blob: Blob, options: UploadOptions): Upload;
+  /**
+   * Starts an upload at once. Never throws: bad arguments reject the upload's promise. A
+   * ReadableStream of bytes is uploaded while it is still being made (a resumable upload of
+   * unknown length: `progress.total` is 0 until the stream ends).
+   */
+  upload(source: UploadSource, options: UploadOptions): Upload;
   /** A queue: at most `concurrency` (default 3) uploads run at once, the others wait in "queued". */
   queue(options?: QueueOptions): UploadQueue;
   /** An XMLHttpRequest for widgets that make their own: its body goes up with the media upload protocol. */
@@ -36,7 +40,7 @@ export interface UploadQueueEventMap {
 export interface UploadQueue extends EventTarget {
   readonly concurrency: number;
   /** Adds an upload; it is in state "queued" until a slot is free. */
-  add(blob: Blob, options: UploadOptions): Upload;
+  add(source: UploadSource, options: UploadOptions): Upload;
   /** Pauses every upload and starts none until resume(). */
   pause(): void;
   resume(): void;
@@ -87,8 +91,8 @@ export interface MediaUploadXMLHttpRequest extends XMLHttpRequestEventTarget {
   withCredentials: boolean;
   open(method: string, url: string | URL, async?: boolean, username?: string | null, password?: string | null): void;
   setRequestHeader(name: string, value: string): void;
-  /** A Blob/File, or a FormData holding exactly one File. */
-  send(body?: Blob | FormData | null): void;
+  /** A Blob/File, a FormData holding exactly one File, a string, bytes or URLSearchParams. */
+  send(body?: Blob | FormData | string | ArrayBuffer | ArrayBufferView | URLSearchParams | null): void;
   abort(): void;
   getResponseHeader(name: string): string | null;
   getAllResponseHeaders(): string;
@@ -117,7 +121,11 @@ export type ErrorCode =
   | "session_expired"
   | "protocol_error"
   | "checksum_mismatch"
+  | "source_error"
   | "aborted";
+
+/** What can be uploaded: a Blob or File, or a stream of bytes of unknown length. */
+export type UploadSource = Blob | ReadableStream<Uint8Array | ArrayBufferView | ArrayBuffer>;
 
 export type Checksum = false | "crc32c" | "md5" | "both";
 

@@ -183,3 +183,16 @@ export const pluginOptions: ConstructorParameters<typeof MediaUploadPlugin>[1] =
 };
 // @ts-expect-error getOptions is required
 export const badPluginOptions: ConstructorParameters<typeof MediaUploadPlugin>[1] = { load: () => load() };
+
+// A stream of unknown length, and the code it may fail with.
+export async function streams(mu: MediaUpload, file: File, url: string): Promise<string> {
+  const gz = file.stream().pipeThrough(new CompressionStream("gzip"));
+  const up = mu.upload(gz, { url, contentType: "application/gzip" });
+  up.onprogress = (e) => console.log(e.lengthComputable ? e.loaded / e.total : e.loaded);
+  try {
+    await up;
+    return "done";
+  } catch (e) {
+    return e instanceof MediaUploadError && e.code === "source_error" ? "unreadable" : "failed";
+  }
+}
