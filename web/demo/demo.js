@@ -283,12 +283,23 @@ function announce(text) {
   $("#announce").textContent = text;
 }
 
-function addFile(file) {
+/**
+ * Adds a row and starts its upload. `file` is a File, or for a stream { name, size: 0, type }
+ * with `stream` set: a function that makes the ReadableStream to upload (called again for a
+ * retry where that is possible, else null).
+ */
+function addFile(file, stream = null) {
+  if (!stream && $("#gzip").checked) {
+    // Compressed as it is read: the upload's length is known only at the end.
+    const plain = file;
+    file = { name: `${plain.name}.gz`, size: 0, type: "application/gzip", plain };
+    stream = { make: () => plain.stream().pipeThrough(new CompressionStream("gzip")), again: true };
+  }
   const row = $("#row").content.firstElementChild.cloneNode(true);
   row.dataset.name = file.name;
   $(".name", row).textContent = file.name;
   $(".name", row).title = file.name;
-  $(".size", row).textContent = fmtBytes(file.size);
+  $(".size", row).textContent = stream ? (file.plain ? `from ${fmtBytes(file.plain.size)}` : "recording") : fmtBytes(file.size);
   $(".bar", row).setAttribute("aria-label", `${file.name} uploaded`);
   $(".log-wrap", row).setAttribute("aria-label", `Requests for ${file.name}`);
   for (const [cls, verb] of [["pause", "Pause"], ["resume", "Resume"], ["cancel", "Cancel"]]) {
@@ -300,7 +311,10 @@ function addFile(file) {
   const entry = {
     file, row, up: null, t0: performance.now(), loaded: 0, confirmed: 0, requests: 0,
     rate: new RateEstimate(),
-    md5: file.size <= 1 << 30 ? md5OfBlob(file) : null,
+    // A stream's bytes are not at hand to hash: the server's md5 is shown as it is.
+    md5: !stream && file.size <= 1 << 30 ? md5OfBlob(file) : null,
+    stream,
+    total: stream ? 0 : file.size, // a stream's length, once it has ended
   };
   entries.add(entry);
   $(".pause", row).onclick = () => entry.up && entry.up.pause();
@@ -338,7 +352,10 @@ function start(entry, sessionURL) {
     return;
   }
 
-  const resumable = s.uploadType === "resumable" || s.uploadType === "auto";
+  // A stream goes resumable whatever the setting (its length is not known up front), and is
+  // not remembered for a reload (it cannot be read again from the start).
+  if (entry.stream) s.uploadType = "resumable";
+  const resumable = (s.uploadType === "resumable" || s.uploadType === "auto") && !entry.stream;
   const opts = {
     url: uploadURL(s, file.name),
     method: "POST",
@@ -353,7 +370,7 @@ function start(entry, sessionURL) {
     onStateChange: (st) => setState(entry, st),
     onRequest: (r) => requestLine(entry, r),
   };
-  if (s.chunkSize !== undefined) opts.chunkSize = s.chunkSize;
+  if (s.chunkSize !== undefined && !(entry.stream && s.chunkSize === 0)) opts.chunkSize = s.chunkSize;
   // A media upload has no room for metadata: its name travels in the URL.
   if (s.uploadType !== "media") opts.metadata = { name: file.name };
   if (file.type) opts.contentType = file.type;
@@ -367,7 +384,7 @@ function start(entry, sessionURL) {
 
   let up;
   try {
-    up = mu.upload(file, opts);
+    up = mu.upload(entry.stream ? entry.stream.make() : file, opts);
   } catch (err) {
     // The API promises not to throw; show it in the row all the same.
     fail(entry, err);
@@ -389,7 +406,8 @@ function setState(entry, state) {
   // Moving again after a standstill: the rate measured before it says nothing now.
   if (state === "uploading" && before !== "uploading") entry.rate.restart();
   $(".pause", row).disabled = !live;
-  $(".resume", row).disabled = !(state === "paused" || (state === "failed" && entry.lastSessionURL));
+  const retryable = entry.lastSessionURL && (!entry.stream || entry.stream.again);
+  $(".resume", row).disabled = !(state === "paused" || (state === "failed" && retryable));
   $(".resume", row).textContent = state === "failed" ? "Retry" : "Resume";
   $(".resume", row).setAttribute("aria-label", `${state === "failed" ? "Retry" : "Resume"} ${entry.file.name}`);
   $(".cancel", row).disabled = !(live || state === "paused");
@@ -411,6 +429,12 @@ function drawBar(entry, loaded, confirmed, total, finished = false) {
   $(".confirmed", row).style.width = `${cpct}%`;
   $(".bar", row).setAttribute("aria-valuenow", String(Math.floor(pct)));
   $(".bar", row).setAttribute("aria-valuetext", `${Math.floor(pct)} %, ${fmtBytes(confirmed)} of ${fmtBytes(total)} confirmed`);
+  if (entry.stream && !finished && total === 0) {
+    // A stream's length is known at its end only: bytes, no percentage.
+    $(".pct", row).textContent = "…";
+    $(".bytes", row).textContent = `sent ${fmtBytes(loaded)} · confirmed ${fmtBytes(confirmed)} so far`;
+    return;
+  }
   $(".pct", row).textContent = `${Math.floor(pct)} %`;
   $(".bytes", row).textContent = `sent ${fmtBytes(loaded)} · confirmed ${fmtBytes(confirmed)} of ${fmtBytes(total)}`;
 }
@@ -426,7 +450,7 @@ function drawEstimate(entry) {
     return;
   }
   const rate = entry.rate.rate();
-  const total = entry.file.size;
+  const total = entry.total;
   if (rate == null) {
     $(".rate", row).textContent = "";
     $(".eta", row).textContent = total > 0 ? "estimating…" : "";
@@ -438,7 +462,8 @@ function drawEstimate(entry) {
 }
 
 function progress(entry, p) {
-  const total = p.total || entry.file.size;
+  if (p.total > 0) entry.total = p.total; // a stream's, once it has ended
+  const total = entry.total;
   entry.loaded = Math.max(entry.loaded, p.loaded || 0);
   entry.confirmed = p.confirmed || 0;
   if (entry.resumedPending && entry.confirmed > 0) {
@@ -525,7 +550,9 @@ function retryLine(entry, r) {
 async function done(entry, res) {
   const { row, file } = entry;
   setState(entry, "done");
-  drawBar(entry, file.size, file.size, file.size, true);
+  const size = entry.stream ? Math.max(entry.total, entry.loaded) : file.size;
+  if (entry.stream) $(".size", row).textContent = fmtBytes(size);
+  drawBar(entry, size, size, size, true);
   $(".eta", row).textContent = "";
   announce(`${file.name}: uploaded`);
   const meta = res && res.metadata;
@@ -540,6 +567,9 @@ async function done(entry, res) {
     el.textContent = text;
   };
   if (!meta || !meta.md5Hash) return verdict("none", "the server sent no md5Hash");
+  if (entry.stream) {
+    return verdict("none", `md5 on the server: ${meta.md5Hash} (${file.plain ? "of the compressed bytes" : "a recording: nothing here to compare"})`);
+  }
   if (!entry.md5) return verdict("none", "too large to hash in the page");
   verdict("pending", "md5: checking…");
   const local = await entry.md5;
@@ -561,7 +591,9 @@ function fail(entry, err) {
     setState(entry, "aborted");
     const n = $(".notice", row);
     n.hidden = false;
-    n.textContent = `Cancelled at ${fmtBytes(entry.confirmed)} of ${fmtBytes(entry.file.size)}; nothing more is sent.`;
+    n.textContent = entry.stream && !entry.total
+      ? `Cancelled at ${fmtBytes(entry.confirmed)}; nothing more is sent.`
+      : `Cancelled at ${fmtBytes(entry.confirmed)} of ${fmtBytes(entry.total)}; nothing more is sent.`;
     announce(`${entry.file.name}: cancelled`);
     refreshObjects();
     return;
@@ -666,6 +698,7 @@ function wire() {
   }
   for (const id of ["#statusEachChunk", "#checksum", "#customURL", "#chunkSize", "#uploadType"]) $(id).addEventListener("change", refreshNote);
   $("#flaky").addEventListener("change", syncFlaky);
+  $("#record").addEventListener("click", toggleRecording);
   $("#seed").addEventListener("change", () => settings().flaky && syncFlaky());
   $("#speed").addEventListener("change", syncSpeed);
   $("#refresh").addEventListener("click", loadObjects);
@@ -705,6 +738,62 @@ async function main() {
   $("#version").textContent = `Module ${mu.version}.`;
   document.body.dataset.ready = "yes";
   moduleReady();
+}
+
+// ---------------------------------------------------------------- recording
+
+let recording = null; // { recorder, tracks, stopDrawing }
+
+/** Starts a recording uploaded while it is made, or stops the one running. */
+async function toggleRecording() {
+  const button = $("#record");
+  if (recording) {
+    recording.recorder.stop();
+    return;
+  }
+  let media = null;
+  let stopDrawing = () => {};
+  try {
+    media = await navigator.mediaDevices.getUserMedia({ video: true, audio: false });
+  } catch {
+    // No camera (or no permission): a moving test pattern, drawn here.
+    const canvas = Object.assign(document.createElement("canvas"), { width: 640, height: 360 });
+    const g = canvas.getContext("2d");
+    const t0 = performance.now();
+    const timer = setInterval(() => {
+      const t = (performance.now() - t0) / 1000;
+      g.fillStyle = `hsl(${(t * 60) % 360} 70% 45%)`;
+      g.fillRect(0, 0, 640, 360);
+      g.fillStyle = "#fff";
+      g.font = "32px sans-serif";
+      g.fillText(`mediaupload test pattern ${t.toFixed(1)} s`, 40, 80 + 200 * Math.abs(Math.sin(t)));
+    }, 33);
+    stopDrawing = () => clearInterval(timer);
+    media = canvas.captureStream(30);
+  }
+  const recorder = new MediaRecorder(media, { mimeType: MediaRecorder.isTypeSupported("video/webm") ? "video/webm" : "" });
+  const { readable, writable } = new TransformStream();
+  const writer = writable.getWriter();
+  let written = Promise.resolve();
+  recorder.ondataavailable = (e) => {
+    written = written.then(async () => writer.write(new Uint8Array(await e.data.arrayBuffer())));
+  };
+  recorder.onstop = () => {
+    stopDrawing();
+    for (const t of media.getTracks()) t.stop();
+    written.then(() => writer.close(), (err) => writer.abort(err));
+    recording = null;
+    button.textContent = "● Record";
+    button.setAttribute("aria-pressed", "false");
+  };
+  const stamp = new Date().toISOString().slice(11, 19).replaceAll(":", "");
+  const type = (recorder.mimeType || "video/webm").split(";")[0];
+  const made = { make: () => readable, again: false };
+  addFile({ name: `recording-${stamp}.webm`, size: 0, type }, made);
+  recorder.start(1000);
+  recording = { recorder };
+  button.textContent = "■ Stop recording";
+  button.setAttribute("aria-pressed", "true");
 }
 
 // For the curious, and for the end-to-end tests.

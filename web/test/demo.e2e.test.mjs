@@ -537,3 +537,38 @@ test("a reload asks first, and the same file picked again resumes where it stopp
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("Record uploads while recording and ends soon after Stop; gzip on the fly stores the file compressed", async () => {
+  const page = await openDemo();
+  try {
+    await choose(page, { target: "ref", uploadType: "resumable", speed: 0, flaky: false });
+    // A recording (no camera in the test browser: the page's test pattern).
+    await page.click("#record");
+    await page.waitForFunction(() => [...document.querySelectorAll("li.file")].some((li) => li.dataset.name.startsWith("recording-")), null, { timeout: 10_000 });
+    const name = await page.evaluate(() => [...document.querySelectorAll("li.file")].find((li) => li.dataset.name.startsWith("recording-")).dataset.name);
+    await new Promise((r) => setTimeout(r, 2500));
+    await page.click("#record");
+    const stoppedAt = Date.now();
+    const rec = await waitRow(page, name, (row) => row.state === "done" || row.state === "failed", "the recording's upload", 20_000);
+    assert.equal(rec.state, "done", JSON.stringify(rec));
+    const afterStop = Date.now() - stoppedAt;
+    assert.ok(afterStop < 8000, `the upload ended ${afterStop} ms after Stop`);
+    const stored = Buffer.from(await (await fetch(`${serve.url}/ref/_ref/objects/${encodeURIComponent(name)}`)).arrayBuffer());
+    assert.deepEqual([...stored.subarray(0, 4)], [0x1a, 0x45, 0xdf, 0xa3], `a WebM: ${stored.length} bytes`);
+
+    // gzip on the fly: the object is the file, compressed.
+    await page.check("#gzip");
+    const [file] = files("gz", [["notes.txt", 700 * KiB + 3, 31, "text/plain"]]);
+    await page.setInputFiles("#files", [{ name: file.name, mimeType: file.mimeType, buffer: file.buffer }]);
+    const gz = await waitRow(page, `${file.name}.gz`, (row) => row.state === "done" || row.state === "failed", "the gzip upload", 30_000);
+    assert.equal(gz.state, "done", JSON.stringify(gz));
+    const { gunzipSync } = await import("node:zlib");
+    const obj = Buffer.from(await (await fetch(`${serve.url}/ref/_ref/objects/${encodeURIComponent(file.name + ".gz")}`)).arrayBuffer());
+    assert.ok(gunzipSync(obj).equals(Buffer.from(file.buffer)), "the stored object unzips to the file");
+    await page.uncheck("#gzip");
+    await shot(page, "streams");
+    assertNoStack(page);
+  } finally {
+    await page.close();
+  }
+});
