@@ -14,7 +14,7 @@ import { benchLinks, prepareLinks } from "./links.mjs";
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 // Rounds over each emulated link (each round uploads ten seconds' worth five ways).
 const LINK_RUNS = Number(process.env.BENCH_LINK_RUNS ?? 3);
-// BENCH_ONLY=loopback, links or drain runs that part alone.
+// BENCH_ONLY=loopback, links, drain or streams runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -81,6 +81,23 @@ const PAGE_CODE = () => {
     const blob = blobs.get(size);
     const t0 = performance.now();
     await window.mu.upload(blob, { url, chunkSize: chunk, onRetry: () => window.retries++ });
+    return performance.now() - t0;
+  };
+  // The same bytes as a ReadableStream of 1 MiB pieces (views of the Blob's block, so that
+  // making them costs next to nothing): the module gathers them into chunks.
+  window.viaModuleStream = async (url, size) => {
+    const block = new Uint8Array(await blobs.get(size).slice(0, 1 << 20).arrayBuffer());
+    let at = 0;
+    const stream = new ReadableStream({
+      pull(c) {
+        if (at >= size) return c.close();
+        const n = Math.min(block.length, size - at);
+        c.enqueue(block.subarray(0, n));
+        at += n;
+      },
+    }, { highWaterMark: 0 });
+    const t0 = performance.now();
+    await window.mu.upload(stream, { url, onRetry: () => window.retries++ });
     return performance.now() - t0;
   };
   // The floor: the same loop as plainChunked, in Go with syscall/js alone (web/bench/goloop).
@@ -160,10 +177,17 @@ async function startSink() {
       const query = /bytes \*\/(\d+|\*)/.exec(req.headers["content-range"] ?? "");
       if (query && sessions.has(id)) {
         // A status query (PROTOCOL.md section 4): the module sends one after a failed request.
+        // With the total stated and every byte held, it is the last request of an upload of
+        // unknown length that ended on a chunk boundary: done.
         const held = sessions.get(id);
+        if (query[1] !== "*" && held === Number(query[1])) {
+          sessions.delete(id);
+          return void res.writeHead(200, { ...cors, "Content-Type": "application/json" }).end(`{"size":"${held}"}`);
+        }
         return void res.writeHead(308, held ? { ...cors, Range: `bytes=0-${held - 1}` } : cors).end();
       }
-      const [, first, total] = /bytes (\d+)-\d+\/(\d+)/.exec(req.headers["content-range"] ?? "") ?? [];
+      // "bytes a-b/TOTAL", or "bytes a-b/*" while a stream's length is not known.
+      const [, first, total] = /bytes (\d+)-\d+\/(\d+|\*)/.exec(req.headers["content-range"] ?? "") ?? [];
       // A chunk may start before the stored offset: Chromium re-sends a request silently when
       // a kept-alive connection closes under it. Overlapping bytes are stored once, as a
       // real server does (PROTOCOL.md section 3); a gap is refused.
@@ -267,7 +291,7 @@ try {
         `${failed.drained} of ${RUNS} drained`,
     );
   }
-  for (const { chunk, size } of ONLY === "links" || ONLY === "drain" ? [] : CASES) {
+  for (const { chunk, size } of ONLY === "" || ONLY === "loopback" ? CASES : []) {
     await page.evaluate((s) => window.makeBlob(s), size);
     const t = { plain: [], module: [], whole: [], goloop: [] };
     const runs = {
@@ -298,6 +322,26 @@ try {
         `${retries ? `; the module retried ${retries} lost requests` : ""}); ` +
         `${goloop ? `Go floor ${floor.toFixed(3)} of plain; ` : ""}` +
         `one whole PUT ${w.toFixed(0)} MB/s: plain ${(p / w).toFixed(2)}x, module ${(m / w).toFixed(2)}x of it`,
+    );
+  }
+  // A stream against a Blob of the same size, both at the defaults (docs/api.md, "Streams").
+  if (ONLY === "" || ONLY === "streams") {
+    const size = 256 * MiB;
+    await page.evaluate((s) => window.makeBlob(s), size);
+    const t = { blob: [], stream: [] };
+    for (let i = 0; i < RUNS; i++) {
+      for (const name of i % 2 ? ["stream", "blob"] : ["blob", "stream"]) {
+        t[name].push(
+          name === "blob"
+            ? await page.evaluate(([u, s]) => window.viaModule(u, s, undefined), [url(), size])
+            : await page.evaluate(([u, s]) => window.viaModuleStream(u, s), [url(), size]),
+        );
+      }
+    }
+    const ratios = t.blob.map((ms, i) => ms / t.stream[i]);
+    console.log(
+      `  a ReadableStream (1 MiB pieces) against a Blob, 256 MiB, defaults: stream ${mbps(size, median(t.stream)).toFixed(0)} MB/s, ` +
+        `Blob ${mbps(size, median(t.blob)).toFixed(0)} MB/s: ${median(ratios).toFixed(3)} of the Blob's throughput`,
     );
   }
   if (ONLY === "" || ONLY === "links") await benchLinks(env, page, LINK_RUNS);

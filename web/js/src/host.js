@@ -70,11 +70,11 @@ export function createHost() {
       if (!e) return void cb("error", "Error", "mediaupload: no such upload");
       const parts = [];
       if (pre) parts.push(pre);
-      if (start >= 0) parts.push(e.stream ? e.stream.blob(start, end) : e.blob.slice(start, end));
+      if (start >= 0) parts.push(e.stream ? e.stream.body(start, end) : e.blob.slice(start, end));
       if (post) parts.push(post);
-      // A Blob without a type: fetch adds no Content-Type of its own (core sets it).
-      const body =
-        parts.length === 0 ? undefined : parts.length === 1 && parts[0] instanceof Blob ? parts[0] : new Blob(parts);
+      // A Blob without a type, or bytes: fetch adds no Content-Type of its own (core sets it).
+      const one = parts.length === 1 && (parts[0] instanceof Blob || ArrayBuffer.isView(parts[0]));
+      const body = parts.length === 0 ? undefined : one ? parts[0] : new Blob(parts);
       const ac = new AbortController();
       e.ac = ac;
       const record = {};
@@ -139,7 +139,7 @@ export function createHost() {
     read(id, start, end, cb) {
       const e = entries.get(id);
       if (!e) return void cb("error", "Error", "mediaupload: no such upload");
-      (e.stream ? Promise.resolve().then(() => e.stream.bytes(start, end).buffer) : e.blob.slice(start, end).arrayBuffer())
+      (e.stream ? e.stream.bytes(start, end) : e.blob.slice(start, end).arrayBuffer())
         .then(
           (buf) => {
             try {
