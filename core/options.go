@@ -114,16 +114,12 @@ func (o *Options) validate(src Source) error {
 	default:
 		return &ArgumentError{Field: "uploadType", Reason: "unknown upload type " + string(o.Type)}
 	}
-	// Data of unknown length (a stream) goes in a resumable upload's chunks, the last stating
-	// the total (PROTOCOL.md section 3): a single request must state its length up front, and
-	// one whole-rest PUT would hold all of it in memory.
-	if src.Size() < 0 {
-		if o.Type != Resumable {
-			return &ArgumentError{Field: "uploadType", Reason: "data of unknown length (a stream) needs a resumable upload, not " + string(o.Type)}
-		}
-		if o.ChunkSize == 0 {
-			return &ArgumentError{Field: "chunkSize", Reason: "data of unknown length (a stream) is sent in chunks: 0 (one PUT of everything) would hold all of it in memory"}
-		}
+	// Data of unknown length (a stream) goes in a resumable upload, whose last request states
+	// the total (PROTOCOL.md section 3): a single request must state its length up front.
+	// (The browser's side also refuses chunkSize 0 for a stream: there one PUT would have to
+	// hold all of it in memory; a Go transport can stream the body.)
+	if src.Size() < 0 && o.Type != Resumable {
+		return &ArgumentError{Field: "uploadType", Reason: "data of unknown length (a stream) needs a resumable upload, not " + string(o.Type)}
 	}
 	if o.ChunkSize != ChunkAuto && (o.ChunkSize < 0 || o.ChunkSize%ChunkAlign != 0) {
 		return &ArgumentError{Field: "chunkSize", Reason: "must be \"auto\", a positive multiple of 262144, or 0 for the whole rest"}

@@ -379,7 +379,6 @@ func TestArgumentErrorsBeforeAnyRequest(t *testing.T) {
 		{"no source", nil, Options{URL: testURL}},
 		{"stream as media", &memSource{unknown: true}, Options{URL: testURL, Type: Media}},
 		{"stream as multipart", &memSource{unknown: true}, Options{URL: testURL, Type: Multipart}},
-		{"stream in one PUT", &memSource{unknown: true}, Options{URL: testURL, ChunkSize: 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
