@@ -498,11 +498,19 @@ test("resume: true forgets the session of a finished upload, and needs a File an
   const p = await env.openPage();
   const name = unique("forget");
   const out = await p.evaluate(async (url) => {
-    const remembered = () => Object.keys(localStorage).filter((k) => k.startsWith("mediaupload:"));
-    localStorage.clear();
+    // The records (IndexedDB "mediaupload", store "sessions") that are not marked done.
+    const remembered = () =>
+      new Promise((resolve) => {
+        const req = indexedDB.open("mediaupload", 1);
+        req.onsuccess = () => {
+          const all = req.result.transaction("sessions").objectStore("sessions").getAll();
+          all.onsuccess = () => resolve(all.result.filter((r) => !r.done).map((r) => r.sessionURL));
+        };
+        req.onerror = () => resolve(["no database"]);
+      });
     const file = T.file(300000, 31, "forget.bin");
     const first = await T.run(file, { url, resume: true, chunkSize: 262144 });
-    const afterDone = remembered();
+    const afterDone = await remembered();
     const mu = await T.load();
     const codeOf = (up) => up.then(() => "ok", (e) => e.code);
     return {

@@ -54,25 +54,46 @@ export class Upload extends EventTarget {
 
     const bad = checkArguments(blob, options);
     if (bad) return void this.#fail({ code: "invalid_argument", message: bad });
-    let sessionURL = this.#options.sessionURL;
+    let memo = null;
     if (this.#options.resume) {
-      const memo = sessionMemo(blob, this.#options);
+      memo = sessionMemo(blob, this.#options);
       if (typeof memo === "string") return void this.#fail({ code: "invalid_argument", message: memo });
       this.#memo = memo;
-      // The Go side sees the remembered session as sessionURL.
-      sessionURL ??= memo.load() ?? undefined;
     }
-    const copy = wireOptions(this.#options, sessionURL);
+    // The options are checked now, whatever the resume store says later: a bad call fails at
+    // once, before any request.
+    const copy = wireOptions(this.#options, this.#options.sessionURL);
     if (copy.bad) return void this.#fail({ code: "invalid_argument", message: copy.bad });
     const { signal } = this.#options;
     if (signal?.aborted) return void this.abort();
     signal?.addEventListener("abort", this.#onSignalAbort);
+    this.#engine = engine;
+    if (!memo) return void this.#begin(blob, copy.options);
+    // resume: true. One tab at a time uploads a given file (a Web Lock on the record's key):
+    // while another holds it, this one waits in "queued". Then the remembered session, if
+    // any, is the Go side's sessionURL (the store is asynchronous: IndexedDB).
+    memo.lock(() => this.#setStateNow("queued")).then(async ({ release, waited }) => {
+      this.#unlock = release;
+      if (this.#settled) return void release();
+      if (waited && this.#want !== "paused") this.#setStateNow("starting");
+      const remembered = this.#options.sessionURL ?? (await memo.load(waited));
+      if (this.#settled) return void release();
+      const again = remembered ? wireOptions(this.#options, remembered) : copy;
+      this.#begin(blob, again.bad ? copy.options : again.options);
+    });
+  }
+
+  #unlock = () => {}; // releases the resume lock (resume: true)
+
+  // Hands the upload to the engine (the Go side).
+  #begin(blob, options) {
     try {
-      this.#engine = engine;
-      this.#id = engine.start(blob, copy.options, {
+      this.#id = this.#engine.start(blob, options, {
         sink: this.#sink(),
         getHeaders: typeof this.#options.getHeaders === "function" ? this.#options.getHeaders.bind(this.#options) : null,
       });
+      // pause() came before the engine had the upload: it starts paused.
+      if (this.#want === "paused" && this.#id) this.#engine.pause(this.#id);
     } catch (err) {
       // The Go side validates the options it reads; whatever it throws is a bad argument.
       this.#fail({ code: err?.code ?? "invalid_argument", message: String(err?.message ?? err) });
@@ -139,7 +160,7 @@ export class Upload extends EventTarget {
   pause() {
     if (this.#settled || this.#state === "paused") return;
     this.#want = "paused";
-    this.#resumeTo = this.#state === "starting" ? "starting" : "uploading";
+    this.#resumeTo = this.#state === "starting" || this.#state === "queued" ? this.#state : "uploading";
     this.#setStateNow("paused");
     if (this.#id) this.#engine.pause(this.#id);
   }
@@ -208,7 +229,8 @@ export class Upload extends EventTarget {
   #done(result) {
     this.#settled = true;
     this.#cleanup();
-    this.#memo?.forget();
+    // Kept a little while, marked done, for a tab that waited on the lock for this file.
+    this.#memo?.finished(result.sessionURL);
     this.#enqueue(() => {
       // A widget drawing a bar must end at 100%, even if the last report was short of it.
       const p = this.#progress;
@@ -252,6 +274,8 @@ export class Upload extends EventTarget {
 
   #cleanup() {
     this.#options.signal?.removeEventListener?.("abort", this.#onSignalAbort);
+    this.#memo?.cancel();
+    this.#unlock();
   }
 
   // Once the last event is out, nothing of the caller's stays reachable from here but what
