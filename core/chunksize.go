@@ -35,6 +35,12 @@ const ChunkAuto = -1
 // (~600 MB/s, ~5 ms per request) still reaches 0.97 of one whole PUT.
 const DefaultMaxChunkSize = 128 << 20
 
+// DefaultStreamMaxChunkSize is the default for a source of unknown length (a stream): its
+// bytes are held in memory until the server confirms them, one chunk in flight and one read
+// ahead, so its chunks stay smaller. 16 MiB keeps the page within ~32 MiB and still lasts
+// over a second on a 100 Mbit/s link.
+const DefaultStreamMaxChunkSize = 16 << 20
+
 const (
 	firstChunk    = ChunkAlign            // the first chunk: 256 KiB, a report comes at once
 	growth        = 4                     // a chunk is at most this many times the last

@@ -34,7 +34,7 @@ type Options struct {
 	// one PUT, or ChunkAuto: each chunk sized to the link (ChunkSizer).
 	ChunkSize int64
 	// MaxChunkSize bounds ChunkAuto's chunks: a positive multiple of ChunkAlign; 0 means
-	// DefaultMaxChunkSize.
+	// DefaultMaxChunkSize (DefaultStreamMaxChunkSize for a source of unknown length).
 	MaxChunkSize int64
 	// Header is sent with every request to the origin of URL, never to a session URI on
 	// another origin.
@@ -126,6 +126,9 @@ func (o *Options) validate(src Source) error {
 	}
 	if o.MaxChunkSize == 0 {
 		o.MaxChunkSize = DefaultMaxChunkSize
+		if src.Size() < 0 {
+			o.MaxChunkSize = DefaultStreamMaxChunkSize
+		}
 	}
 	if o.MaxChunkSize < 0 || o.MaxChunkSize%ChunkAlign != 0 {
 		return &ArgumentError{Field: "maxChunkSize", Reason: "must be a positive multiple of 262144"}

@@ -157,7 +157,7 @@ export interface UploadOptions {
    * couple of seconds. Or a positive multiple of 262144 (fixed chunks), or 0 = the rest in one PUT.
    */
   chunkSize?: "auto" | number;
-  /** With chunkSize "auto": the largest chunk, a positive multiple of 262144 (default 128 MiB). */
+  /** With chunkSize "auto": the largest chunk, a positive multiple of 262144 (default 128 MiB; 16 MiB for a stream, whose chunks are held in memory). */
   maxChunkSize?: number;
   /** Extra headers on the requests that need them. */
   headers?: Record<string, string>;
