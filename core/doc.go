@@ -1,4 +1,4 @@
-// Package core is the media upload protocol of shared/PROTOCOL.md sections 1–5 and nothing
+// Package core is the media upload protocol of docs/protocol.md sections 1–5 and nothing
 // else: it decides which request comes next, what an answer means, whether and when to retry,
 // and how far the upload has got. It never touches the network itself.
 //

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The error codes of shared/API.md. Every error Upload.Run returns maps onto exactly one of
+// The error codes of docs/api.md. Every error Upload.Run returns maps onto exactly one of
 // them through [Code].
 const (
 	CodeInvalidArgument  = "invalid_argument"
@@ -25,7 +25,7 @@ const (
 // or an error banner: what failed, where, and the likely reasons, with no package names. The
 // underlying error stays reachable through Unwrap (the JS side's error.cause).
 
-// Code returns the shared/API.md code for err: the code of the first error in its chain that
+// Code returns the docs/api.md code for err: the code of the first error in its chain that
 // has one, and "network_error" for anything else.
 func Code(err error) string {
 	if err == nil {

@@ -191,7 +191,7 @@ func validValue(s string) bool {
 	return true
 }
 
-// State is where an upload stands (shared/API.md, up.state).
+// State is where an upload stands (docs/api.md, up.state).
 type State string
 
 const (

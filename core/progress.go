@@ -2,7 +2,7 @@ package core
 
 import "math"
 
-// Progress is the state of an upload as a progress bar shows it (shared/API.md "Progress").
+// Progress is the state of an upload as a progress bar shows it (docs/api.md "Progress").
 type Progress struct {
 	Loaded         int64   // bytes sent so far; never goes backwards
 	Total          int64   // the size, 0 where unknown

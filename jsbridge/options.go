@@ -10,7 +10,7 @@ import (
 	"github.com/mediaupload/mediaupload/core"
 )
 
-// Options converts the loader's plain copy of the options of shared/API.md into core.Options
+// Options converts the loader's plain copy of the options of docs/api.md into core.Options
 // for an upload of a Blob of type typ. Every bad argument is an
 // *core.ArgumentError ("invalid_argument"), found here or by core.New, before any request.
 // Options the loader handles (signal, resume, the callbacks) and unknown keys are ignored. An
@@ -263,7 +263,7 @@ func retry(v js.Value) (*core.RetryPolicy, error) {
 	return &p, nil
 }
 
-// checksum accepts the values of shared/API.md; all but false are a later issue's.
+// checksum accepts the values of docs/api.md; all but false are a later issue's.
 func checksum(v js.Value) (core.Checksum, error) {
 	if !set(v) || (v.Type() == js.TypeBoolean && !v.Bool()) {
 		return core.NoChecksum, nil

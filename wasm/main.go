@@ -12,7 +12,7 @@ import (
 	"github.com/mediaupload/mediaupload/jsbridge"
 )
 
-// version is the module's version, api.version (shared/API.md: mu.version).
+// version is the module's version, api.version (docs/api.md: mu.version).
 const version = "0.1.0"
 
 func main() {

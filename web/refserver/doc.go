@@ -1,6 +1,6 @@
 // Package refserver is the project's strict reference server for Google's
 // media upload protocol: an [http.Handler] that implements the server side of
-// shared/PROTOCOL.md sections 1-5 to the letter, with full CORS (section 6),
+// docs/protocol.md sections 1-5 to the letter, with full CORS (section 6),
 // a control API under /_ref/ and a scriptable fault injector in front of the
 // protocol handler. It is used by the Go integration tests, the browser tests
 // and the demo; it is never linked into the wasm binary.

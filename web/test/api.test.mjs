@@ -1,4 +1,4 @@
-// Browser tests of the public JS contract (shared/API.md) against the reference server.
+// Browser tests of the public JS contract (docs/api.md) against the reference server.
 // Run: node --test web/test/   (needs dist/ built by ./build.sh, and /usr/bin/chromium)
 //
 // One Chromium, one reference server and one page origin for the whole file; the reference

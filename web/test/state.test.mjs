@@ -1,4 +1,4 @@
-// up.state answers at once (shared/API.md, "One upload"): read synchronously right after
+// up.state answers at once (docs/api.md, "One upload"): read synchronously right after
 // pause(), resume() and abort(), in several phases of an upload, and the statechange events
 // that follow never contradict it. Also the handler properties (onprogress, …).
 // Run: node --test web/test/state.test.mjs   (needs dist/ built by ./build.sh)

@@ -1,4 +1,4 @@
-// Browser tests of mu.queue and mu.XMLHttpRequest (shared/API.md, "Many files: a queue" and
+// Browser tests of mu.queue and mu.XMLHttpRequest (docs/api.md, "Many files: a queue" and
 // "Widgets that do their own XMLHttpRequest") against the reference server.
 //
 // The XMLHttpRequest facade is checked against Chromium's own XMLHttpRequest doing the same

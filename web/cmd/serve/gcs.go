@@ -29,7 +29,7 @@ func newFakeGCS(dataDir, bucket string) (*fakestorage.Server, error) {
 
 // gcsCORS is the CORS layer in front of fake-gcs-server. Its own layer
 // exposes only Location and refuses preflights that ask for X-Upload-*
-// headers (shared/PROTOCOL.md section 7), so this one answers every
+// headers (docs/protocol.md section 7), so this one answers every
 // preflight itself and hides the Origin from the emulator, whose layer then
 // stays out of the way. The exposed headers are the ones the module must read
 // (PROTOCOL.md section 6).

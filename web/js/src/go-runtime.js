@@ -1,5 +1,5 @@
 // Go's runtime glue: the wasm_exec.js of the toolchain that built mediaupload.wasm, bundled
-// into this package so that a page has no second script to place (shared/API.md, "What
+// into this package so that a page has no second script to place (docs/api.md, "What
 // ./build.sh produces"). The bundler (web/js/build.mjs) resolves "go:wasm_exec" to
 // $(go env GOROOT)/lib/wasm/wasm_exec.js, wrapped in a function: nothing of it runs until
 // the module is loaded.

@@ -1,4 +1,4 @@
-// The queue of shared/API.md ("Many files: a queue"): at most `concurrency` uploads run at
+// The queue of docs/api.md ("Many files: a queue"): at most `concurrency` uploads run at
 // once, the others wait in state "queued"; progress over every file, and "idle". An upload
 // paused by the page gives up its slot to the next one waiting; resumed, it goes on at once (the
 // queue starts no other until fewer than `concurrency` run again).

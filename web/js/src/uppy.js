@@ -1,4 +1,4 @@
-// The Uppy uploader plugin of shared/API.md ("Uppy"): dist/uppy.js, imported as
+// The Uppy uploader plugin of docs/api.md ("Uppy"): dist/uppy.js, imported as
 // "mediaupload/uppy".
 //
 //   uppy.use(MediaUpload, { load: () => load(), getOptions: (file) => ({ url }), limit: 3 });

@@ -1,4 +1,4 @@
-// new mu.XMLHttpRequest(options) of shared/API.md ("Widgets that do their own
+// new mu.XMLHttpRequest(options) of docs/api.md ("Widgets that do their own
 // XMLHttpRequest"): the part of XMLHttpRequest that upload widgets use, with the body sent by
 // an Upload (the media upload protocol) instead of one POST.
 //

@@ -1,4 +1,4 @@
-// Type-checks web/js/mediaupload.d.ts against the usage of shared/API.md:
+// Type-checks web/js/mediaupload.d.ts against the usage of docs/api.md:
 //   npx tsc --noEmit -p web/test/types
 // Never run. Each @ts-expect-error line is a misuse the declarations must reject (tsc fails
 // if one of them compiles).
