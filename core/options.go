@@ -56,6 +56,17 @@ type Options struct {
 	// must then be ReadablePieces.
 	Checksum Checksum
 
+	// WaitOnline, when set, waits until the device is online again (the browser's `online`
+	// event), or ctx ends. A request that fails with an *OfflineError then waits in
+	// StateOffline, costing no retry, instead of backing off; nil: such a failure is retried
+	// as any lost connection.
+	WaitOnline func(ctx Context) error
+
+	// StallTimeout bounds how long a request may go unanswered before it is taken for a lost
+	// connection (the transport aborts it): 0 means the default, derived from the request's
+	// size and the rate measured so far (stall.go); negative means never.
+	StallTimeout Duration
+
 	// Origin is the origin the requests are made from (a page's location.origin), named in
 	// the message of a network error, where a CORS refusal is the likely reason; "" if none.
 	Origin string
@@ -199,6 +210,7 @@ const (
 	StateUploading State = "uploading"
 	StatePaused    State = "paused"
 	StateRetrying  State = "retrying"
+	StateOffline   State = "offline" // the device is offline: waiting for it to come back
 	StateDone      State = "done"
 	StateFailed    State = "failed"
 	StateAborted   State = "aborted"

@@ -58,6 +58,9 @@ type Request struct {
 	Header Header
 	// Body is sent as the concatenation of its pieces; Content-Length is their total.
 	Body []Piece
+	// Timeout, when positive, is how long the request may go unanswered: past it, the
+	// transport gives it up as a lost connection (fetch never times out on its own).
+	Timeout Duration
 }
 
 // ContentLength returns the total length of r's body.

@@ -245,6 +245,9 @@ func (u *Upload) headersFor(url string) Header {
 func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	t0 := u.o.Clock.Now()
 	u.lastURL = req.URL
+	if req.Timeout == 0 {
+		req.Timeout = u.timeoutFor(req.ContentLength()) // offline.go: a stalled request is given up
+	}
 	resp, err := u.tr.Do(ctx, req)
 	if err == nil && resp == nil {
 		err = errors.New("the transport returned neither an answer nor an error")
@@ -283,6 +286,9 @@ func (u *Upload) pausePoint(ctx Context) (bool, error) {
 // retry decides whether a failed exchange may go again and, if so, waits (PROTOCOL.md
 // section 5). It returns the error to report when the retries have run out.
 func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error {
+	if err != nil && u.o.WaitOnline != nil && isOffline(err) {
+		return u.waitOnline(ctx) // offline.go: no retry is counted for the time offline
+	}
 	p := u.o.Retry
 	info := RetryInfo{Err: err}
 	if err == nil {

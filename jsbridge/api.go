@@ -87,6 +87,7 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value) {
 	opts.OnRetry = func(ri core.RetryInfo) { c.emit("retry", retryArgs(ri)...) }
 	opts.OnState = func(s core.State) { c.emit("state", string(s)) }
 	opts.OnSession = func(url string) { c.emit("session", url) }
+	opts.WaitOnline = c.waitOnline
 	opts.OnRequest = func(ri core.RequestInfo) {
 		if c.wantRequests() {
 			c.emit("request", requestArgs(ri)...)

@@ -42,7 +42,7 @@ func blobOf(b []byte, typ string) js.Value {
 // message], ["redirect"]), or a promise of one, or null for "never answer" (until an abort,
 // which answers ["fetch", "AbortError", "aborted"]). It records every call:
 //
-//	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, redirect}]
+//	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, redirect, timeoutMs}]
 //	h.reads     [[id, start, end]]     h.aborts  [id]     h.events  [[id, type, ...args]]
 //	h.open(id, {blob, sink, getHeaders}) as the loader does; h.size: the entries open
 //	h.pending:  callbacks handed to the host and not answered yet
@@ -53,12 +53,12 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 	const later = (id, e, cb, args) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) cb(...args) }, 0) };
 	h.open = (id, entry) => entries.set(id, { ...entry });
 	Object.defineProperty(h, "size", { get: () => entries.size });
-	h.send = (id, method, url, headers, pre, start, end, post, redirect, cb) => {
+	h.send = (id, method, url, headers, pre, start, end, post, redirect, timeoutMs, cb) => {
 		const e = entries.get(id);
 		const hs = {};
 		const f = headers === "" ? [] : headers.split("\n");
 		for (let i = 0; i < f.length; i += 2) hs[f[i]] = f[i + 1];
-		const call = { id, method, url, headers: hs, pre: pre ?? "", start, end, post: post ?? "", redirect };
+		const call = { id, method, url, headers: hs, pre: pre ?? "", start, end, post: post ?? "", redirect, timeoutMs };
 		h.sends.push(call);
 		e.answer = (args) => { e.answer = null; later(id, e, cb, args) };
 		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });
@@ -77,6 +77,7 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 			(err) => later(id, e, cb, ["error", err.name, err.message]));
 	};
 	h.wantRequests = (id) => true;
+	h.whenOnline = (id, cb) => later(id, entries.get(id), cb, ["ok"]);
 	h.emit = (id, type, ...args) => {
 		h.events.push([id, type, ...args]);
 		if (type === "done" || type === "fail") entries.delete(id);

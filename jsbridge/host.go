@@ -155,12 +155,19 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	if !hasBody && followable(req.Header) {
 		mode = "follow"
 	}
-	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), mode, c.send)
+	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), mode,
+		float64(req.Timeout/core.Millisecond), c.send)
 	switch {
 	case err != nil:
 		return nil, err
 	case a.kind == "redirect":
 		return nil, &RedirectError{URL: req.URL}
+	case a.kind == "offline":
+		// fetch failed while the browser said it was offline: core waits for it to be
+		// online again (WaitOnline) rather than spending retries.
+		return nil, &core.OfflineError{Err: a.err()}
+	case a.kind == "stall":
+		return nil, &core.StallError{After: req.Timeout, Err: a.err()}
 	case a.kind == "fetch":
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -438,4 +445,18 @@ func followable(h core.Header) bool {
 		}
 	}
 	return true
+}
+
+// waitOnline waits for the browser to be online again (host.whenOnline: at once when it is,
+// else at its "online" event), or for ctx to end; the host drops a late answer and its
+// listener when the upload ends.
+func (c *conn) waitOnline(ctx core.Context) error {
+	a, err := c.ask(ctx, false, "whenOnline", c.id, c.send)
+	switch {
+	case err != nil:
+		return err
+	case a.kind != "ok":
+		return a.err()
+	}
+	return nil
 }

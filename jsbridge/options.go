@@ -54,8 +54,8 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	if opts.ContentType == "" {
 		opts.ContentType = typ // core's default, octet-stream, where empty
 	}
-	var v [7]js.Value
-	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum", "maxChunkSize"} {
+	var v [8]js.Value
+	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum", "maxChunkSize", "stallTimeoutMs"} {
 		if v[i], err = get(o, name); err != nil {
 			return opts, bad(name, err.Error())
 		}
@@ -69,6 +69,18 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 			return opts, bad("maxChunkSize", "must be a positive multiple of 262144")
 		}
 		opts.MaxChunkSize = n
+	}
+	if set(v[7]) {
+		// A request unanswered this long is a lost connection; 0: never; absent: a bound
+		// derived from the request's size and the rate so far (core/offline.go).
+		ms := v[7]
+		if ms.Type() != js.TypeNumber || !(ms.Float() >= 0) || ms.Float() > 1<<53 {
+			return opts, bad("stallTimeoutMs", "must be a number of milliseconds, 0 for never")
+		}
+		opts.StallTimeout = core.Duration(ms.Float() * float64(core.Millisecond))
+		if opts.StallTimeout == 0 {
+			opts.StallTimeout = -1
+		}
 	}
 	if opts.Metadata, err = metadata(v[1]); err != nil {
 		return opts, err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mediaupload/mediaupload/core"
 )
@@ -40,6 +41,12 @@ func (t *Transport) client() *http.Client {
 func (t *Transport) Do(cctx core.Context, r *core.Request) (*core.Response, error) {
 	ctx, cancel := stdContext(cctx)
 	defer cancel()
+	if r.Timeout > 0 {
+		// A request unanswered this long is given up: a lost connection to core.
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, time.Duration(r.Timeout))
+		defer stop()
+	}
 	readers := make([]io.Reader, 0, len(r.Body))
 	for _, p := range r.Body {
 		switch p := p.(type) {
@@ -65,6 +72,9 @@ func (t *Transport) Do(cctx core.Context, r *core.Request) (*core.Response, erro
 	}
 	resp, err := t.client().Do(req)
 	if err != nil {
+		if r.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && cctx.Err() == nil {
+			return nil, &core.StallError{After: r.Timeout, Err: err}
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()

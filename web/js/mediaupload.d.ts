@@ -110,7 +110,7 @@ export interface MediaUploadXMLHttpRequestConstructor {
 
 export type UploadType = "resumable" | "multipart" | "media" | "auto";
 
-export type UploadState = "queued" | "starting" | "uploading" | "paused" | "retrying" | "done" | "failed" | "aborted";
+export type UploadState = "queued" | "starting" | "uploading" | "paused" | "retrying" | "offline" | "done" | "failed" | "aborted";
 
 export type ErrorCode =
   | "invalid_argument"
@@ -159,6 +159,12 @@ export interface UploadOptions {
   chunkSize?: "auto" | number;
   /** With chunkSize "auto": the largest chunk, a positive multiple of 262144 (default 128 MiB; 16 MiB for a stream, whose chunks are held in memory). */
   maxChunkSize?: number;
+  /**
+   * A request unanswered this long (milliseconds) is taken for a lost connection: aborted, then
+   * the server is asked what it holds. Default: derived from the request's size and the rate
+   * so far (four times the expected time plus 30 s); 0: never.
+   */
+  stallTimeoutMs?: number;
   /** Extra headers on the requests that need them. */
   headers?: Record<string, string>;
   /** Called before the session starts and again after a 401; merged over `headers`. */

@@ -79,6 +79,10 @@
 // end of the body lets the request be processed and drops only the answer
 // (the "connection broke after the last byte" case of PROTOCOL.md section 4).
 //
+// A stall fault reads the body and then holds the request unanswered until the client
+// gives up on it (a client without a timeout of its own hangs there for ever); nothing is
+// stored.
+//
 // Every request to a non-control path, preflights included, is logged in
 // arrival order with the fault it got; the fault is logged before it acts, so
 // a client whose connection was dropped finds it in the log at once.

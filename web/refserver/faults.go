@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // Fault actions, the values of Rule.Action.
@@ -20,6 +21,7 @@ const (
 	ActionUnauthorized = "unauthorized" // 401
 	ActionRateLimit    = "ratelimit"    // 429 with Retry-After: RetryAfter
 	ActionRedirect     = "redirect"     // 308 with a Location (to /redirected/…) and a Range: what fetch must not follow
+	ActionStall        = "stall"        // hold the request unanswered (AfterBytes read at once, the rest drained) until the client gives up
 )
 
 // Rule is one scripted fault. Its JSON form is the one of POST /_ref/faults.
@@ -37,7 +39,8 @@ type Rule struct {
 	Skip int `json:"skip,omitempty"`
 	// AfterBytes is how many body bytes ActionClose reads before dropping
 	// the connection. When the body ends within them, the request is
-	// processed (stored) and only the answer is lost.
+	// processed (stored) and only the answer is lost. ActionStall reads as
+	// many, drains the rest and holds the request unanswered.
 	AfterBytes int64 `json:"afterBytes,omitempty"`
 	// Keep is how many bytes of the chunk ActionKeep stores.
 	Keep int64 `json:"keep,omitempty"`
@@ -126,7 +129,7 @@ func validRule(r Rule) error {
 		if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 			return fmt.Errorf("refserver: fault status %d is not 4xx or 5xx", r.Status)
 		}
-	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit, ActionRedirect:
+	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit, ActionRedirect, ActionStall:
 	default:
 		return fmt.Errorf("refserver: unknown fault action %q", r.Action)
 	}
@@ -283,6 +286,18 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch ft.action {
 	case ActionClose:
 		f.closeAfter(w, r, ft.afterBytes)
+		return
+	case ActionStall:
+		// A stalled connection (a server that stops reading, a half-dead mobile link): the
+		// request hangs until the client gives up on it. Nothing is stored.
+		// (The rest of the body is drained, slowly or not, so that the server notices the
+		// client hanging up: Go's server watches the connection only once the body is read.)
+		io.CopyN(io.Discard, r.Body, ft.afterBytes)
+		io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Minute): // never for ever
+		}
 		return
 	case ActionKeep:
 		f.next.ServeHTTP(w, r.WithContext(withKeep(r.Context(), ft.keep)))

@@ -2,10 +2,13 @@ package refserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func (s *testServer) faults(t *testing.T, rules ...Rule) {
@@ -360,5 +363,27 @@ func TestFaultSkip(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[200 200 200 504 504 200]" {
 		t.Errorf("statuses %v, want [200 200 200 504 504 200]", got)
+	}
+}
+
+// A stall fault holds the request unanswered until the client gives up, and stores nothing.
+func TestStallHoldsTheRequestUntilTheClientGivesUp(t *testing.T) {
+	s := newTestServer(t, Options{})
+	s.faults(t, Rule{On: KindChunk, Action: ActionStall, AfterBytes: 10})
+	loc := s.start(t, "POST", "&name=o", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "PUT", loc, bytes.NewReader(testData(100)))
+	req.Header.Set("Content-Range", "bytes 0-99/100")
+	t0 := time.Now()
+	resp, err := s.client.Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err == nil || time.Since(t0) < 250*time.Millisecond {
+		t.Fatalf("answered after %v (%v); want no answer until the client's timeout", time.Since(t0), err)
+	}
+	if a := s.query(t, loc); a.status != 308 || a.header.Get("Range") != "" {
+		t.Fatalf("after the stall: %d Range %q, want 308 with nothing stored", a.status, a.header.Get("Range"))
 	}
 }

@@ -10,13 +10,16 @@
 // The calls the Go side makes (jsbridge/host.go), each answering through a callback `cb` that
 // the Go side owns and calls with primitives:
 //
-//   send(id, method, url, headers, pre, start, end, post, redirect, cb)
+//   send(id, method, url, headers, pre, start, end, post, redirect, timeoutMs, cb)
 //       one fetch; headers is "name\nvalue\n…"; the body is pre + source[start, end) + post
-//       (start < 0: no bytes of the source; pre and post may be null; all empty: no body).
+//       (start < 0: no bytes of the source; pre and post may be null; all empty: no body);
+//       unanswered after timeoutMs (> 0) it is aborted: cb("stall", …).
 //       cb("ok", status, range, location, override, retryAfter, body), null for an absent field
 //       cb("redirect") | cb("fetch", name, message) | cb("error", name, message)
 //       | cb("source", name, message): the request failed because the File can no longer be
 //       read (changed or removed on disk), which no retry can mend
+//       | cb("offline", name, message): it failed while the browser said it was offline
+//   whenOnline(id, cb)        cb("ok") once the browser is online (at once if it is)
 //   abort(id)                 aborts the request in flight, if any
 //   read(id, start, end, cb)  cb("ok", Uint8Array) | cb("error", name, message); the array's
 //                             buffer is detached as soon as cb returns (Go has copied it)
@@ -58,6 +61,7 @@ export function createHost() {
       entries.delete(id);
       e.ac?.abort();
       e.stream?.close(new Error("the upload has ended"));
+      if (e.online) globalThis.removeEventListener("online", e.online);
     },
 
     /** How many uploads hold an entry (for tests). */
@@ -65,7 +69,7 @@ export function createHost() {
       return entries.size;
     },
 
-    send(id, method, url, headers, pre, start, end, post, redirect, cb) {
+    send(id, method, url, headers, pre, start, end, post, redirect, timeoutMs, cb) {
       const e = entries.get(id);
       if (!e) return void cb("error", "Error", "mediaupload: no such upload");
       const parts = [];
@@ -77,11 +81,15 @@ export function createHost() {
       const body = parts.length === 0 ? undefined : one ? parts[0] : new Blob(parts);
       const ac = new AbortController();
       e.ac = ac;
+      // fetch never times out on its own: a stalled connection would hang for ever.
+      let stalled = false;
+      const timer = timeoutMs > 0 ? setTimeout(() => ((stalled = true), ac.abort()), timeoutMs) : 0;
       const record = {};
       const h = headers === "" ? [] : headers.split("\n");
       for (let i = 0; i + 1 < h.length; i += 2) record[h[i]] = h[i + 1];
       fetch(url, { method, headers: record, body, redirect, signal: ac.signal })
         .then(async (res) => {
+          clearTimeout(timer);
           if (redirect === "follow" && res.redirected) {
             ac.abort(); // the target's answer is of no use
             return void answer(id, e, cb, "redirect");
@@ -104,8 +112,11 @@ export function createHost() {
           answer(id, e, cb, "ok", res.status, get("range"), get("location"), override, get("retry-after"), text);
         })
         .catch(async (err) => {
+          clearTimeout(timer);
           if (e.ac === ac) e.ac = null;
           e.cause = err; // the cause of a network_error, should the retries run out
+          if (stalled) return void answer(id, e, cb, "stall", "TimeoutError", `no answer in ${timeoutMs} ms`);
+          if (globalThis.navigator?.onLine === false) return void answer(id, e, cb, "offline", ...failure(err));
           // fetch says "Failed to fetch" for a File it could not read as for a lost
           // connection; a byte of it read here tells them apart (a File changed or removed
           // on disk rejects with NotReadableError).
@@ -116,6 +127,19 @@ export function createHost() {
           }
           answer(id, e, cb, "fetch", ...failure(err));
         });
+    },
+
+    whenOnline(id, cb) {
+      const e = entries.get(id);
+      if (!e) return void cb("error", "Error", "no such upload");
+      if (globalThis.navigator?.onLine !== false) return void queueMicrotask(() => answer(id, e, cb, "ok"));
+      const on = () => {
+        globalThis.removeEventListener("online", on);
+        e.online = null;
+        answer(id, e, cb, "ok");
+      };
+      e.online = on;
+      globalThis.addEventListener("online", on);
     },
 
     abort(id) {
@@ -185,6 +209,7 @@ export function createHost() {
       if (type === "done" || type === "fail") {
         entries.delete(id);
         e.ac?.abort();
+        if (e.online) globalThis.removeEventListener("online", e.online);
         // An upload that failed or was aborted cancels its stream: the producer sees it.
         e.stream?.close(type === "fail" ? new Error(String(args[1] ?? "the upload failed")) : undefined);
       }

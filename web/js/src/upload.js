@@ -390,7 +390,7 @@ export class Upload extends EventTarget {
 // (the host keeps the function itself).
 const PROTOCOL_OPTIONS = [
   "url", "method", "uploadType", "metadata", "contentType", "chunkSize", "maxChunkSize", "headers", "retry",
-  "queryStatusEachChunk", "noRedirect308", "checksum",
+  "queryStatusEachChunk", "noRedirect308", "checksum", "stallTimeoutMs",
 ];
 
 function wireOptions(options, sessionURL) {
