@@ -5,6 +5,7 @@
 //
 //   DIST/mediaupload.js          ES module (load, MediaUploadError), Go's glue inside
 //   DIST/mediaupload.classic.js  the same for a plain <script>: window.MediaUpload
+//   DIST/mediaupload.worker.js   the Worker of worker mode (load({ worker: true }))
 //   DIST/uppy.js, uppy.d.ts      the Uppy uploader plugin ("mediaupload/uppy")
 //   DIST/mediaupload.d.ts        the types, as written (web/js/mediaupload.d.ts)
 //   DIST/mediaupload.wasm.d.ts   the type of `import url from "mediaupload/mediaupload.wasm"`
@@ -65,6 +66,13 @@ await build({
   // The classic build takes its base URL from document.currentScript (src/wasm.js).
   logOverride: { "empty-import-meta": "silent" },
 });
+// Worker mode's Worker (load({ worker: true })): the module and Go's glue, in a module worker.
+await build({
+  ...common,
+  entryPoints: [join(here, "src/worker.js")],
+  format: "esm",
+  outfile: join(dist, "mediaupload.worker.js"),
+});
 // The Uppy plugin: a module of its own (Uppy is the page's, never bundled).
 await build({
   ...common,
@@ -81,7 +89,7 @@ copyFileSync(join(here, "package.json"), join(dist, "package.json"));
 copyFileSync(join(here, "README.md"), join(dist, "README.md"));
 for (const name of ["LICENSE", "THIRD_PARTY_NOTICES"]) copyFileSync(join(here, "../..", name), join(dist, name));
 
-for (const name of ["mediaupload.js", "mediaupload.classic.js", "uppy.js"]) {
+for (const name of ["mediaupload.js", "mediaupload.classic.js", "mediaupload.worker.js", "uppy.js"]) {
   const bytes = readFileSync(join(dist, name));
   console.log(`js size: ${name} ${bytes.length} bytes raw, ${gzipSync(bytes, { level: 9 }).length} bytes gzip -9`);
 }

@@ -1,13 +1,12 @@
 // Loading: instantiates Go's runtime glue and mediaupload.wasm once per page (or worker) and
 // returns the module object, `mu`, of shared/API.md ("Loading").
 
-import { goClass } from "./go-runtime.js";
-import { createHost } from "./host.js";
-import { StreamSource } from "./stream.js";
+import { startModule, startUpload } from "./module.js";
 import { UploadQueue } from "./queue.js";
 import { Upload } from "./upload.js";
 import { xhrClass } from "./xhr.js";
-import { instantiateWasm, wasmURLFor } from "./wasm.js";
+import { SCRIPT_URL, wasmURLFor } from "./wasm.js";
+import { startWorker, workerURLFor } from "./worker-engine.js";
 
 let loading = null; // the promise of the one instance, shared by every call of load
 
@@ -24,29 +23,20 @@ export async function load(options = {}) {
   return loading;
 }
 
-async function instantiate({ wasmURL }) {
-  const Go = goClass();
-  const go = new Go();
-  const { instance } = await instantiateWasm(wasmURLFor(wasmURL), go.importObject, wasmURL != null);
-
-  // The Go main hands its API to this hook once, takes the host in return, then blocks for
-  // the page's lifetime.
-  const host = createHost();
-  const api = await new Promise((resolve, reject) => {
-    globalThis.__mediauploadInit = (api) => {
-      delete globalThis.__mediauploadInit;
-      resolve(api);
-      return host;
-    };
-    go.run(instance).then(
-      () => reject(new Error("mediaupload: the Go module exited before it started")),
-      reject,
-    );
-  });
-  const engine = mainThreadEngine(api, host);
-  const upload = (blob, options) => new Upload(engine, blob, options);
+async function instantiate({ wasmURL, worker, workerURL }) {
+  const url = wasmURLFor(wasmURL);
+  let version, engine;
+  if (worker) {
+    // Worker mode: the module runs in a dedicated Worker, the page keeps the Upload objects.
+    ({ version, engine } = await startWorker(workerURLFor(workerURL, SCRIPT_URL), url, wasmURL != null));
+  } else {
+    const mod = await startModule(url, wasmURL != null);
+    version = mod.api.version;
+    engine = mainThreadEngine(mod);
+  }
+  const upload = (source, options) => new Upload(engine, source, options);
   return Object.freeze({
-    version: api.version,
+    version,
     upload,
     queue: (options) => new UploadQueue(upload, options),
     XMLHttpRequest: xhrClass(upload),
@@ -55,9 +45,9 @@ async function instantiate({ wasmURL }) {
 
 /**
  * The engine: what an Upload asks of the module, by upload id. Here the host and the Go side
- * run in the page; a worker mode can put both in a Worker and relay these four calls (the
- * options are a structured-clonable copy, the entry's Blob is clonable, its sink and
- * getHeaders would be relayed by message).
+ * run in the page; in worker mode (worker-engine.js) both run in a Worker and these four calls
+ * are relayed (the options are a structured-clonable copy, a Blob is cloned, a stream is
+ * transferred, the sink and getHeaders are relayed by message).
  *
  *   start(source, options, { sink, getHeaders }) -> id   source: a Blob or a ReadableStream;
  *                                                         options: the plain copy (wireOptions)
@@ -66,25 +56,16 @@ async function instantiate({ wasmURL }) {
  * The Go side reports through entry.sink and ends every upload with sink.done or sink.fail,
  * possibly inside start itself (a bad argument); the host drops the entry then.
  */
-function mainThreadEngine(api, host) {
+function mainThreadEngine(mod) {
   let last = 0;
   return {
     start(source, options, { sink, getHeaders }) {
       const id = ++last;
-      // A ReadableStream is read by the host as the Go side asks for chunks (stream.js); its
-      // length is unknown (-1) until it ends.
-      const stream = source instanceof Blob ? null : new StreamSource(source);
-      host.open(id, stream ? { stream, sink, getHeaders } : { blob: source, sink, getHeaders });
-      try {
-        api.upload(id, stream ? -1 : source.size, stream ? "" : source.type, options);
-      } catch (err) {
-        host.close(id);
-        throw err;
-      }
+      startUpload(mod, id, source, options, sink, getHeaders);
       return id;
     },
-    pause: (id) => api.pause(id),
-    resume: (id) => api.resume(id),
-    abort: (id) => api.abort(id),
+    pause: (id) => mod.api.pause(id),
+    resume: (id) => mod.api.resume(id),
+    abort: (id) => mod.api.abort(id),
   };
 }

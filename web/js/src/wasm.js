@@ -5,7 +5,7 @@
 // The URL of this script while it runs (document.currentScript is null later, and always in
 // an ES module): the base in a classic script, where import.meta is empty. That is the classic
 // build, and also an app bundled into a classic script (esbuild's default "iife" format).
-const SCRIPT_URL = globalThis.document?.currentScript?.src || globalThis.location?.href || null;
+export const SCRIPT_URL = globalThis.document?.currentScript?.src || globalThis.location?.href || null;
 
 /** The absolute URL of the wasm: `wasmURL` resolved against the page, or beside this script. */
 export function wasmURLFor(wasmURL) {

@@ -1,0 +1,51 @@
+// The module itself, wherever it runs (the page, or the Worker of worker mode): Go's runtime
+// glue, mediaupload.wasm and the host it talks to, started once; and how an upload is handed
+// to them. loader.js uses it on the page, worker.js in a Worker.
+
+import { goClass } from "./go-runtime.js";
+import { createHost } from "./host.js";
+import { StreamSource } from "./stream.js";
+import { instantiateWasm } from "./wasm.js";
+
+/**
+ * Instantiates the wasm at `wasmURL` (absolute; `given`: the caller's, for the advice of an
+ * error) and resolves to { api, host } once the Go main has handed over its API.
+ */
+export async function startModule(wasmURL, given) {
+  const Go = goClass();
+  const go = new Go();
+  const { instance } = await instantiateWasm(wasmURL, go.importObject, given);
+
+  // The Go main hands its API to this hook once, takes the host in return, then blocks for
+  // the realm's lifetime.
+  const host = createHost();
+  const api = await new Promise((resolve, reject) => {
+    globalThis.__mediauploadInit = (api) => {
+      delete globalThis.__mediauploadInit;
+      resolve(api);
+      return host;
+    };
+    go.run(instance).then(
+      () => reject(new Error("mediaupload: the Go module exited before it started")),
+      reject,
+    );
+  });
+  return { api, host };
+}
+
+/**
+ * Starts upload `id` of `source` (a Blob, or a ReadableStream read by the host: stream.js)
+ * with `options` (the plain copy: wireOptions), reporting to `sink`. The Go side ends every
+ * upload with sink.done or sink.fail, possibly at once (a bad argument); the host drops the
+ * entry then. Throws only when the Go side could not take the call at all.
+ */
+export function startUpload({ api, host }, id, source, options, sink, getHeaders) {
+  const stream = source instanceof Blob ? null : new StreamSource(source);
+  host.open(id, stream ? { stream, sink, getHeaders } : { blob: source, sink, getHeaders });
+  try {
+    api.upload(id, stream ? -1 : source.size, stream ? "" : source.type, options);
+  } catch (err) {
+    host.close(id);
+    throw err;
+  }
+}

@@ -1,0 +1,89 @@
+// The Worker of worker mode (load({ worker: true }); dist/mediaupload.worker.js): the module
+// runs here, off the page's main thread, and the page's engine (worker-engine.js) relays each
+// upload's calls to it by message. Blobs and Files come by structured clone (no byte copied), a
+// ReadableStream is transferred; the reports of each upload go back as messages, and
+// getHeaders, which is the page's, is asked for by message too.
+//
+// Messages from the page:   { t: "init", wasmURL, given }
+//                           { t: "start", id, source, options, getHeaders: bool }
+//                           { t: "pause" | "resume" | "abort", id }
+//                           { t: "headers", req, ok, value | error }
+// Messages to the page:     { t: "ready", version } | { t: "error", message }
+//                           { t: "sink", id, type, args }   (state, progress, …, done, fail)
+//                           { t: "getHeaders", id, req }
+
+import { startModule, startUpload } from "./module.js";
+
+const SINK = ["state", "progress", "retry", "session", "request", "done", "fail"];
+
+let mod = null;
+let nextReq = 0;
+const asked = new Map(); // req -> { id, resolve, reject }: getHeaders calls the page answers
+
+// Posts a message; what cannot be cloned (an odd object thrown by the page's code) goes as
+// its name and message.
+function post(msg) {
+  try {
+    self.postMessage(msg);
+  } catch {
+    msg.args = msg.args?.map((a) => (a && typeof a === "object" ? { name: a.name, message: String(a.message ?? a) } : a));
+    self.postMessage(msg);
+  }
+}
+
+self.onmessage = async ({ data: m }) => {
+  switch (m.t) {
+    case "init":
+      try {
+        mod = await startModule(m.wasmURL, m.given);
+        post({ t: "ready", version: mod.api.version });
+      } catch (err) {
+        post({ t: "error", message: String(err?.message ?? err) });
+      }
+      break;
+    case "start":
+      start(m);
+      break;
+    case "pause":
+    case "resume":
+    case "abort":
+      mod?.api[m.t](m.id);
+      break;
+    case "headers": {
+      const a = asked.get(m.req);
+      asked.delete(m.req);
+      if (m.ok) a?.resolve(m.value);
+      else a?.reject(m.error);
+      break;
+    }
+  }
+};
+
+function start({ id, source, options, getHeaders }) {
+  const sink = {
+    // Each request's report costs a message; the page decides whether anyone listens.
+    wantRequests: true,
+  };
+  for (const type of SINK) {
+    sink[type] = (...args) => {
+      if (type === "done" || type === "fail") {
+        // Nothing of the upload stays here: getHeaders calls still unanswered are dropped.
+        for (const [req, a] of asked) if (a.id === id) asked.delete(req);
+      }
+      post({ t: "sink", id, type, args });
+    };
+  }
+  const gh = getHeaders
+    ? () =>
+        new Promise((resolve, reject) => {
+          const req = ++nextReq;
+          asked.set(req, { id, resolve, reject });
+          post({ t: "getHeaders", id, req });
+        })
+    : null;
+  try {
+    startUpload(mod, id, source, options, sink, gh);
+  } catch (err) {
+    sink.fail("invalid_argument", String(err?.message ?? err), 0, "", "");
+  }
+}
