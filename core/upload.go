@@ -156,7 +156,7 @@ func (u *Upload) isPaused() bool {
 }
 
 // Run carries out the upload and returns the server's final answer. Errors map onto the codes
-// of shared/API.md through [Code]; a cancelled ctx returns an *AbortedError ("aborted") that
+// of docs/api.md through [Code]; a cancelled ctx returns an *AbortedError ("aborted") that
 // wraps ctx.Err(). Run may be called once.
 func (u *Upload) Run(ctx Context) (*Result, error) {
 	if u.o.OnState != nil {

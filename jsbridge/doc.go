@@ -9,7 +9,7 @@
 //     a JS object of the loader's (web/js/src/host.js) that does the browser's part;
 //   - [Clock], core's clock on performance.now(), Date.now() and setTimeout, so that the wasm
 //     does without package time (clock.go);
-//   - the conversion of the options of shared/API.md into core's, with every bad argument
+//   - the conversion of the options of docs/api.md into core's, with every bad argument
 //     found before any request (options.go), and the reports (result.go);
 //   - [API], the object handed to the loader, web/js/src/loader.js (api.go).
 //
@@ -36,7 +36,7 @@
 //	session(url)                 the session URI, once known
 //	request(method, url, contentRange, status, ms, error)  only while host.wantRequests(id)
 //	done(status, body, sessionURL)
-//	fail(code, message, status, responseText, sessionURL)  code as in shared/API.md
+//	fail(code, message, status, responseText, sessionURL)  code as in docs/api.md
 //
 // Every report is positional primitives: one call from Go, and no JS object made by Go.
 // Exactly one done or fail ends every upload, and the host deletes the upload's entry then.

@@ -9,12 +9,15 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
+import { benchBusy } from "./busy.mjs";
 import { benchLinks, prepareLinks } from "./links.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
+// Rounds of the busy-page part (busy.mjs).
+const BUSY_RUNS = Number(process.env.BENCH_BUSY_RUNS ?? 3);
 // Rounds over each emulated link (each round uploads ten seconds' worth five ways).
 const LINK_RUNS = Number(process.env.BENCH_LINK_RUNS ?? 3);
-// BENCH_ONLY=loopback, links, drain or streams runs that part alone.
+// BENCH_ONLY=loopback, links, drain, streams or busy runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -235,7 +238,7 @@ try {
   await page.waitForFunction(() => window.ready, null, { timeout: 60000 });
   const sink = await startSink();
   const url = () => sink.url;
-  console.log(
+  if (ONLY === "" || ONLY === "loopback") console.log(
     `throughput over loopback to a sink that keeps nothing, headless Chromium: ${RUNS} rounds of plain fetch, ` +
       `module, one whole PUT${goloop ? " and the Go floor (the plain loop in Go, no module)" : ""} back to back; ` +
       `a ratio is the median of each round's own ratio (a steadier figure than a ratio of medians: ` +
@@ -345,6 +348,7 @@ try {
     );
   }
   if (ONLY === "" || ONLY === "links") await benchLinks(env, page, LINK_RUNS);
+  if (ONLY === "" || ONLY === "busy") await benchBusy(env, sink.url, BUSY_RUNS);
   if (ONLY === "") {
     const size = 16 * MiB, chunk = 256 * 1024, g = { plain: [], module: [] };
     await page.evaluate((s) => window.makeBlob(s), size);

@@ -1,5 +1,5 @@
 // Type declarations for mediaupload.js (and, through `MediaUpload`, mediaupload.classic.js).
-// The contract they describe is shared/API.md.
+// The contract they describe is docs/api.md in the repository.
 
 /** Instantiates the module once; every call resolves to the same object. */
 export function load(options?: LoadOptions): Promise<MediaUpload>;
@@ -7,6 +7,14 @@ export function load(options?: LoadOptions): Promise<MediaUpload>;
 export interface LoadOptions {
   /** Where the Go module is. Default: mediaupload.wasm beside mediaupload.js. */
   wasmURL?: string | URL;
+  /**
+   * Runs the module in a dedicated module Worker; the API is the same and getHeaders and every
+   * callback stay on the page. Where the Worker cannot start (a Content-Security-Policy that
+   * forbids workers, no module workers) load() rejects saying so; there is no silent fall-back.
+   */
+  worker?: boolean;
+  /** Where the worker script is. Default: mediaupload.worker.js beside mediaupload.js. */
+  workerURL?: string | URL;
 }
 
 /** What `load` resolves to. */

@@ -29,6 +29,7 @@ const APPS = ["vite", "webpack", "esbuild"];
 const PACKAGE_FILES = [
   "LICENSE", "README.md", "THIRD_PARTY_NOTICES", "mediaupload.classic.js", "mediaupload.classic.js.map",
   "mediaupload.d.ts", "mediaupload.js", "mediaupload.js.map", "mediaupload.wasm", "mediaupload.wasm.d.ts",
+  "mediaupload.worker.js", "mediaupload.worker.js.map",
   "package.json", "uppy.d.ts", "uppy.js", "uppy.js.map",
 ];
 

@@ -3,11 +3,19 @@
 // The public entry of the package (dist/mediaupload.js, and window.MediaUpload in
 // dist/mediaupload.classic.js). Each concern lives in a file of its own:
 //
-//   loader.js        instantiates Go's runtime glue and the module, once per page
-//   host.js          holds each upload's Blob, sink and requests by id, for the Go side
+//   loader.js        load(): the module once per page, on the page or in a Worker
+//   module.js        Go's runtime glue, the wasm and the host, started; an upload handed over
+//   worker.js        the Worker of worker mode (dist/mediaupload.worker.js)
+//   worker-engine.js the page's side of worker mode: relays each upload by message
+//   host.js          holds each upload's Blob or stream, sink and requests by id, for Go
+//   stream.js        a ReadableStream source: chunks kept until the server confirms them
 //   go-runtime.js    Go's wasm_exec.js, bundled in, kept off the page's globals
 //   upload.js        the Upload object: an EventTarget and a thenable
-//   resume-store.js  where `resume: true` remembers sessions
+//   queue.js         mu.queue
+//   xhr.js           mu.XMLHttpRequest, for widgets that make their own
+//   uppy.js          the Uppy uploader plugin (dist/uppy.js)
+//   resume-store.js  where `resume: true` remembers sessions (IndexedDB), and its lock
+//   wasm.js          finding and compiling mediaupload.wasm
 //   errors.js        MediaUploadError
 //
 // web/js/build.mjs bundles them with esbuild; the contract with the Go side (api, host,

@@ -1,5 +1,5 @@
 // Loading: instantiates Go's runtime glue and mediaupload.wasm once per page (or worker) and
-// returns the module object, `mu`, of shared/API.md ("Loading").
+// returns the module object, `mu`, of docs/api.md ("Loading").
 
 import { startModule, startUpload } from "./module.js";
 import { UploadQueue } from "./queue.js";

@@ -1,4 +1,4 @@
-// The Upload object of shared/API.md ("One upload"): an EventTarget that fires the events of
+// The Upload object of docs/api.md ("One upload"): an EventTarget that fires the events of
 // XMLHttpRequest.upload, and a thenable, driven by what the Go side reports through its sink.
 
 import { MediaUploadError } from "./errors.js";
@@ -100,7 +100,7 @@ export class Upload extends EventTarget {
     }
   }
 
-  // The handler properties of XMLHttpRequest.upload (shared/API.md): onloadstart, onprogress,
+  // The handler properties of XMLHttpRequest.upload (docs/api.md): onloadstart, onprogress,
   // …, plus onretry and onstatechange. Each is a listener added when it is first set, called
   // with the event like an addEventListener listener.
   static {
@@ -325,7 +325,7 @@ export class Upload extends EventTarget {
   }
 
   // Fires a ProgressEvent (type progress, or one of XHR's other events) carrying the fields
-  // of shared/API.md. Only "progress" events move the numbers; `loaded` never goes backwards.
+  // of docs/api.md. Only "progress" events move the numbers; `loaded` never goes backwards.
   #dispatchProgress(type, report, extra) {
     let p = this.#progress ?? { loaded: 0, confirmed: 0, bytesPerSecond: 0, secondsLeft: null };
     if (report) {
