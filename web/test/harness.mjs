@@ -24,6 +24,7 @@
 // /usr/bin/chromium), MEDIAUPLOAD_TEST_VERBOSE=1 to echo the pages' console.
 
 import { spawn, spawnSync } from "node:child_process";
+import { after, before, beforeEach, test as nodeTest } from "node:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -535,5 +536,26 @@ export async function startServe() {
         child.kill("SIGTERM");
         setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
       }).finally(() => buildDir && rmSync(buildDir, { recursive: true, force: true })),
+  };
+}
+
+/**
+ * The hooks of a test file run against one environment: startAll() before its tests (then
+ * started(env), where the file keeps env and env.ref), a reset of the reference server before
+ * each test, close after. Returns { test(name, fn) with `timeout`, unique(prefix) for object
+ * names }.
+ */
+export function useEnv(started, { timeout = 120_000 } = {}) {
+  let env = null;
+  let seq = 0;
+  before(async () => {
+    env = await startAll();
+    await started(env);
+  });
+  after(() => env?.close());
+  beforeEach(() => env.ref.reset());
+  return {
+    test: (name, fn) => nodeTest(name, { timeout }, fn),
+    unique: (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`,
   };
 }

@@ -4,21 +4,14 @@
 // comes is given up after stallTimeoutMs and the upload goes on from the server's offset.
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { MiB, startAll } from "./harness.mjs";
-
-const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
+import { MiB, useEnv } from "./harness.mjs";
 
 let env, ref;
-let seq = 0;
-const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
-
-before(async () => {
-  env = await startAll();
-  ({ ref } = env);
+const { test, unique } = useEnv((e) => {
+  env = e;
+  ref = e.ref;
 });
-after(() => env?.close());
-beforeEach(() => ref.reset());
+
 
 test("offline for longer than the whole retry budget: the upload waits in offline, counts no retry, and finishes once online", async () => {
   const name = unique("offline");

@@ -5,21 +5,14 @@
 // reference server checks it).
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { MiB, startAll } from "./harness.mjs";
-
-const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
+import { MiB, useEnv } from "./harness.mjs";
 
 let env, ref;
-let seq = 0;
-const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
-
-before(async () => {
-  env = await startAll();
-  ({ ref } = env);
+const { test, unique } = useEnv((e) => {
+  env = e;
+  ref = e.ref;
 });
-after(() => env?.close());
-beforeEach(() => ref.reset());
+
 
 // Page code: every record of the store, and the log's kinds of request.
 const RECORDS = () =>

@@ -6,28 +6,13 @@
 // page's Content-Security-Policy forbids workers.
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { MiB, startAll } from "./harness.mjs";
-
-const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
+import { MiB, useEnv } from "./harness.mjs";
 
 let env, ref;
-let seq = 0;
-const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
-
-// A page whose module runs in a worker: T.load is made to pass { worker: true }.
-async function workerPage() {
-  const p = await env.openPage();
-  await p.evaluate(() => {
-    const load = T.load.bind(T);
-    T.load = (options) => load({ ...options, worker: true });
-  });
-  return p;
-}
-
-before(async () => {
-  env = await startAll();
-  ({ ref } = env);
+const { test, unique } = useEnv((e) => {
+  env = e;
+  ref = e.ref;
+  // A page whose Content-Security-Policy forbids workers.
   env.web.route("/test/csp.html", (req, res) => {
     res.writeHead(200, {
       "Content-Type": "text/html; charset=utf-8",
@@ -38,8 +23,16 @@ before(async () => {
     return true;
   });
 });
-after(() => env?.close());
-beforeEach(() => ref.reset());
+
+// A page whose module runs in a worker: T.load is made to pass { worker: true }.
+async function workerPage() {
+  const p = await env.openPage();
+  await p.evaluate(() => {
+    const load = T.load.bind(T);
+    T.load = (options) => load({ ...options, worker: true });
+  });
+  return p;
+}
 
 test("an upload in worker mode lands byte-exact, with the events of page mode in the same order", async () => {
   const names = [unique("page"), unique("worker")];
