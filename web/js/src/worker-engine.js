@@ -50,13 +50,22 @@ export async function startWorker(workerURL, wasmURL, givenWasm) {
     };
     worker.postMessage({ t: "init", wasmURL, given: givenWasm });
   });
-  worker.onerror = null;
   return { version, engine: workerEngine(worker) };
 }
 
 function workerEngine(worker) {
   let last = 0;
   const entries = new Map(); // id -> { sink, getHeaders }, until the upload's end is reported
+  // A Worker that dies (an error it did not catch, a crash) ends every upload in flight, so
+  // that none waits for ever: each fails with a message saying so.
+  worker.onerror = (e) => {
+    e.preventDefault?.();
+    const message = `the module's Worker stopped (${e.message || "an error in the Worker"})`;
+    for (const [id, { sink }] of entries) {
+      entries.delete(id);
+      sink.fail?.("network_error", message, 0, "", "");
+    }
+  };
   worker.onmessage = ({ data: m }) => {
     const e = entries.get(m.id);
     if (!e) return;
