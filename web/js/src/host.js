@@ -120,7 +120,9 @@ export function createHost() {
           // fetch says "Failed to fetch" for a File it could not read as for a lost
           // connection; a byte of it read here tells them apart (a File changed or removed
           // on disk rejects with NotReadableError).
-          const unreadable = start >= 0 && e.blob && !ac.signal.aborted && (await unreadableAt(e.blob, start));
+          // Only a File: a Blob made in memory cannot change on disk, and Chromium now and
+          // then fails a read of one for a moment (a retry then succeeds).
+          const unreadable = start >= 0 && e.blob instanceof File && !ac.signal.aborted && (await unreadableAt(e.blob, start));
           if (unreadable) {
             e.cause = unreadable;
             return void answer(id, e, cb, "source", ...failure(unreadable));
@@ -177,7 +179,8 @@ export function createHost() {
           (err) => {
             // A File that can no longer be read is the source's failure, not the module's.
             e.cause = err;
-            answer(id, e, cb, err?.name === "NotReadableError" || err?.name === "NotFoundError" ? "source" : "error", ...failure(err));
+            const gone = e.blob instanceof File && (err?.name === "NotReadableError" || err?.name === "NotFoundError");
+            answer(id, e, cb, gone ? "source" : "error", ...failure(err));
           },
         );
     },
