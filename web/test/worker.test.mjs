@@ -196,3 +196,24 @@ test("worker mode where the page's Content-Security-Policy forbids workers: load
     await p.close();
   }
 });
+
+test("worker mode from the classic script: the Worker is found beside mediaupload.classic.js", async () => {
+  env.web.page("/test/classic-worker.html", `<!doctype html><meta charset="utf-8"><script src="/dist/mediaupload.classic.js"></script>`);
+  const name = unique("wc");
+  const p = await env.browser.newPage(env.web.url + "/test/classic-worker.html");
+  try {
+    const out = await p.evaluate(async (url) => {
+      const mu = await MediaUpload.load({ worker: true });
+      const bytes = new Uint8Array(300_000).map((_, i) => (i * 31) & 255);
+      const r = await mu.upload(new Blob([bytes]), { url, chunkSize: 262144 });
+      return r.status;
+    }, ref.uploadURL(name));
+    assert.equal(out, 201);
+    assert.equal(p.workers().length, 1, "one Worker");
+    const stored = await ref.download(name);
+    assert.equal(stored.length, 300_000);
+    assert.ok(stored.every((b, i) => b === ((i * 31) & 255)), "byte-exact");
+  } finally {
+    await p.close();
+  }
+});
