@@ -42,14 +42,7 @@ func TestLostSessionIsTold(t *testing.T) {
 		OnState:    func(s State) { states = append(states, s) },
 		OnProgress: func(p Progress) { ps = append(ps, p) },
 	}
-	_, err, s := runScript(t, &memSource{data: data(2 * K256)}, o, []ex{
-		start(),
-		{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
-		{cr: "bytes 262144-524287/524288", n: K256, status: 404},
-		start(),
-		{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
-		{cr: "bytes 262144-524287/524288", n: K256, status: 200},
-	})
+	_, err, s := runScript(t, &memSource{data: data(2 * K256)}, o, lostSessionScript())
 	s.done()
 	if err != nil {
 		t.Fatal(err)

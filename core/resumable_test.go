@@ -201,14 +201,7 @@ func TestResumableExchanges(t *testing.T) {
 		{
 			name: "404 on the session: a new session from byte 0",
 			size: 2 * K256, opts: Options{ChunkSize: K256},
-			exs: []ex{
-				start(),
-				{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
-				{cr: "bytes 262144-524287/524288", n: K256, status: 404},
-				start(),
-				{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
-				{cr: "bytes 262144-524287/524288", n: K256, status: 200},
-			},
+			exs: lostSessionScript(),
 		},
 		{
 			name: "410 on every session: session_expired after the allowed new sessions",
@@ -501,5 +494,18 @@ func TestProgress(t *testing.T) {
 	wantS := []State{StateUploading, StateRetrying, StateUploading, StateDone}
 	if got := states[len(states)-4:]; !slices.Equal(got, wantS) {
 		t.Errorf("states %v", states)
+	}
+}
+
+// lostSessionScript is an upload of 2 × 256 KiB whose session is lost (404) after its first
+// chunk, then sent whole in a new session (PROTOCOL.md section 5).
+func lostSessionScript() []ex {
+	return []ex{
+		start(),
+		{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
+		{cr: "bytes 262144-524287/524288", n: K256, status: 404},
+		start(),
+		{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
+		{cr: "bytes 262144-524287/524288", n: K256, status: 200},
 	}
 }

@@ -8,28 +8,21 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { CHUNK, DIST_DIR, KiB, MiB, readBody, startAll } from "./harness.mjs";
+import { CHUNK, DIST_DIR, KiB, MiB, readBody, useEnv } from "./harness.mjs";
 
 const XHR_EVENTS = ["loadstart", "progress", "load", "error", "abort", "loadend"];
 // Short waits, so that retry tests take milliseconds.
 const FAST_RETRY = { retries: 3, initialDelayMs: 20, maxDelayMs: 100, jitterMs: 0 };
 
-// Every test has a time limit, so that a hang fails the test instead of the run.
-const test = (name, fn) => nodeTest(name, { timeout: 60_000 }, fn);
 
 let env, ref, web, page;
-let seq = 0;
-const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
 
-before(async () => {
-  env = await startAll();
+const { test, unique } = useEnv(async (e) => {
+  env = e;
   ({ ref, web } = env);
   page = await env.openPage();
   installFakeServers();
-});
-after(() => env?.close());
-beforeEach(() => ref.reset());
+}, { timeout: 60_000 });
 
 // Runs T.run(T.blob(size, seed, type), options) in the shared page.
 function run(size, seed, options, { type = "" } = {}) {

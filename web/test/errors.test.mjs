@@ -4,18 +4,15 @@
 
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { MiB, startAll } from "./harness.mjs";
+import { after } from "node:test";
+import { MiB, useEnv } from "./harness.mjs";
 
-const test = (name, fn) => nodeTest(name, { timeout: 60_000 }, fn);
 const PACKAGE_NAMES = /\b(core|jsbridge|wasm):/;
 
 let env, ref, web, page, nocors;
-let seq = 0;
-const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
 
-before(async () => {
-  env = await startAll();
+const { test, unique } = useEnv(async (e) => {
+  env = e;
   ({ ref, web } = env);
   page = await env.openPage();
   // A server that accepts uploads but sends no CORS headers: the most common first mistake.
@@ -27,12 +24,8 @@ before(async () => {
     });
   });
   await new Promise((resolve) => nocors.listen(0, "127.0.0.1", resolve));
-});
-after(async () => {
-  nocors?.close();
-  await env?.close();
-});
-beforeEach(() => ref.reset());
+}, { timeout: 60_000 });
+after(() => nocors?.close());
 
 test("a server without CORS: network_error within seconds, naming the URL, the page's origin and CORS", async () => {
   const url = `http://127.0.0.1:${nocors.address().port}/upload/storage/v1/b/test/o?name=x`;

@@ -542,8 +542,8 @@ export async function startServe() {
 /**
  * The hooks of a test file run against one environment: startAll() before its tests (then
  * started(env), where the file keeps env and env.ref), a reset of the reference server before
- * each test, close after. Returns { test(name, fn) with `timeout`, unique(prefix) for object
- * names }.
+ * each test, close after. Returns { test(name, fn, ms = timeout), every test bounded, and
+ * unique(prefix) for object names }.
  */
 export function useEnv(started, { timeout = 120_000 } = {}) {
   let env = null;
@@ -555,7 +555,7 @@ export function useEnv(started, { timeout = 120_000 } = {}) {
   after(() => env?.close());
   beforeEach(() => env.ref.reset());
   return {
-    test: (name, fn) => nodeTest(name, { timeout }, fn),
+    test: (name, fn, ms = timeout) => nodeTest(name, { timeout: ms }, fn),
     unique: (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`,
   };
 }

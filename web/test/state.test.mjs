@@ -4,17 +4,13 @@
 // Run: node --test web/test/state.test.mjs   (needs dist/ built by ./build.sh)
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { MiB, startAll } from "./harness.mjs";
+import { MiB, useEnv } from "./harness.mjs";
 
-const test = (name, fn) => nodeTest(name, { timeout: 60_000 }, fn);
 
 let env, ref, page;
-let seq = 0;
-const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
 
-before(async () => {
-  env = await startAll();
+const { test, unique } = useEnv(async (e) => {
+  env = e;
   ({ ref } = env);
   page = await env.openPage();
   // S.log(up): a log of the calls made (["call", name, stateRightAfter]) and the statechange
@@ -53,9 +49,7 @@ before(async () => {
       },
     };
   });
-});
-after(() => env?.close());
-beforeEach(() => ref.reset());
+}, { timeout: 60_000 });
 
 // The upload was paused, paused still, resumed, paused and resumed again; it ended stored
 // whole, and no statechange event contradicted up.state.

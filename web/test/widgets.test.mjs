@@ -6,17 +6,13 @@
 // readyState values a widget sees must be the same.
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { CHUNK, MiB, startAll } from "./harness.mjs";
+import { CHUNK, MiB, useEnv } from "./harness.mjs";
 
-const test = (name, fn) => nodeTest(name, { timeout: 90_000 }, fn);
 
 let env, ref, page;
-let seq = 0;
-const unique = (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`;
 
-before(async () => {
-  env = await startAll();
+const { test, unique } = useEnv(async (e) => {
+  env = e;
   ({ ref } = env);
   page = await env.openPage();
   // The page-side recorder of everything an XMLHttpRequest (real or not) shows a widget.
@@ -58,9 +54,7 @@ before(async () => {
       },
     };
   });
-});
-after(() => env?.close());
-beforeEach(() => ref.reset());
+}, { timeout: 90_000 });
 
 // Runs `scenario` (a page function of (xhr, url, file) that ends when the request does) with a
 // real XMLHttpRequest on a media upload URL and with mu.XMLHttpRequest on `url`; returns both
