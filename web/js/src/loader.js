@@ -5,7 +5,7 @@ import { startModule, startUpload } from "./module.js";
 import { UploadQueue } from "./queue.js";
 import { Upload } from "./upload.js";
 import { xhrClass } from "./xhr.js";
-import { SCRIPT_URL, wasmURLFor } from "./wasm.js";
+import { wasmURLFor } from "./wasm.js";
 import { startWorker, workerURLFor } from "./worker-engine.js";
 
 let loading = null; // the promise of the one instance, shared by every call of load
@@ -28,7 +28,7 @@ async function instantiate({ wasmURL, worker, workerURL }) {
   let version, engine;
   if (worker) {
     // Worker mode: the module runs in a dedicated Worker, the page keeps the Upload objects.
-    ({ version, engine } = await startWorker(workerURLFor(workerURL, SCRIPT_URL), url, wasmURL != null));
+    ({ version, engine } = await startWorker(workerURLFor(workerURL), url, wasmURL != null));
   } else {
     const mod = await startModule(url, wasmURL != null);
     version = mod.api.version;

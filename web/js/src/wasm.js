@@ -5,22 +5,30 @@
 // The URL of this script while it runs (document.currentScript is null later, and always in
 // an ES module): the base in a classic script, where import.meta is empty. That is the classic
 // build, and also an app bundled into a classic script (esbuild's default "iife" format).
-export const SCRIPT_URL = globalThis.document?.currentScript?.src || globalThis.location?.href || null;
+const SCRIPT_URL = globalThis.document?.currentScript?.src || globalThis.location?.href || null;
+
+/**
+ * The absolute URL of one of the package's files: `given` (the caller's option, e.g. wasmURL)
+ * resolved against the page; else `beside()`, which the caller writes as
+ * `new URL("./file", import.meta.url)`, the form that Vite and webpack 5 recognise (they emit
+ * the file with the app and rewrite the URL to where they put it); else, where import.meta.url
+ * is undefined (this code bundled into a classic script), beside the script.
+ */
+export function packageFileURL(given, option, file, beside) {
+  if (given !== undefined && given !== null) {
+    return new URL(String(given), globalThis.document?.baseURI ?? globalThis.location?.href).href;
+  }
+  try {
+    return beside().href;
+  } catch {
+    if (!SCRIPT_URL) throw new Error(`mediaupload: cannot tell where ${file} is: pass load({ ${option} })`);
+    return new URL(file, SCRIPT_URL).href;
+  }
+}
 
 /** The absolute URL of the wasm: `wasmURL` resolved against the page, or beside this script. */
 export function wasmURLFor(wasmURL) {
-  if (wasmURL !== undefined && wasmURL !== null) {
-    return new URL(String(wasmURL), globalThis.document?.baseURI ?? globalThis.location?.href).href;
-  }
-  try {
-    // Written as `new URL("./…", import.meta.url)`, the form that Vite and webpack 5 recognise:
-    // they emit the file with the app and rewrite this URL to where they put it.
-    return new URL("./mediaupload.wasm", import.meta.url).href;
-  } catch {
-    // import.meta.url is undefined: this code was bundled into a classic script.
-    if (!SCRIPT_URL) throw new Error("mediaupload: cannot tell where mediaupload.wasm is: pass load({ wasmURL })");
-    return new URL("mediaupload.wasm", SCRIPT_URL).href;
-  }
+  return packageFileURL(wasmURL, "wasmURL", "mediaupload.wasm", () => new URL("./mediaupload.wasm", import.meta.url));
 }
 
 /**

@@ -4,18 +4,11 @@
 // only to an engine), so events, promise, pause/resume/abort, the queue and the XMLHttpRequest
 // facade behave alike.
 
+import { packageFileURL } from "./wasm.js";
+
 /** The worker's script: beside this one (the way bundlers understand), or `workerURL`. */
-export function workerURLFor(workerURL, scriptURL) {
-  if (workerURL !== undefined && workerURL !== null) {
-    return new URL(String(workerURL), globalThis.document?.baseURI ?? globalThis.location?.href).href;
-  }
-  try {
-    return new URL("./mediaupload.worker.js", import.meta.url).href;
-  } catch {
-    // import.meta.url is undefined: bundled into a classic script.
-    if (!scriptURL) throw new Error("mediaupload: cannot tell where mediaupload.worker.js is: pass load({ workerURL })");
-    return new URL("mediaupload.worker.js", scriptURL).href;
-  }
+export function workerURLFor(workerURL) {
+  return packageFileURL(workerURL, "workerURL", "mediaupload.worker.js", () => new URL("./mediaupload.worker.js", import.meta.url));
 }
 
 /**
