@@ -15,11 +15,18 @@ log() { printf '\n== %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- installing what the tests need (CI and a new machine start bare) ----------------------
-need_chromium() {
-	[ -x /usr/bin/chromium ] && return
-	log "installing chromium (Debian package)"
+# The three engines the browser tests run in, from Debian's packages: Chromium, Firefox ESR,
+# and WebKitGTK's WebDriver with its MiniBrowser, which needs an X server (Xvfb).
+need_browsers() {
+	local want=()
+	[ -x /usr/bin/chromium ] || want+=(chromium)
+	[ -x /usr/bin/firefox-esr ] || want+=(firefox-esr)
+	command -v WebKitWebDriver >/dev/null || want+=(webkit2gtk-driver)
+	command -v Xvfb >/dev/null || want+=(xvfb)
+	[ ${#want[@]} -eq 0 ] && return
+	log "installing ${want[*]} (Debian packages)"
 	as_root apt-get update -qq
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}" >/dev/null
 }
 need_wasmbrowsertest() {
 	command -v wasmbrowsertest >/dev/null && return
@@ -29,28 +36,32 @@ need_wasmbrowsertest() {
 need_npm() {
 	if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
 		log "npm ci"
-		npm ci --no-audit --no-fund --loglevel=error
+		# puppeteer-core downloads nothing itself; the variable keeps it so whatever pulls it in.
+		PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 	fi
 }
 
 # --- dist/ ---------------------------------------------------------------------------------
 WASM_RAW_BUDGET=2600000
 WASM_GZ_BUDGET=760000
+# MEDIAUPLOAD_DIST builds elsewhere (the tests read the same variable), e.g. to keep two
+# checkouts' work apart.
+DIST=${MEDIAUPLOAD_DIST:-dist}
 build() {
-	log "building dist/"
-	rm -rf dist && mkdir -p dist
-	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o dist/mediaupload.wasm ./wasm
+	log "building $DIST/"
+	rm -rf "$DIST" && mkdir -p "$DIST"
+	GOOS=js GOARCH=wasm go build -trimpath -ldflags="-s -w" -o "$DIST/mediaupload.wasm" ./wasm
 	# The JS package (web/js/): bundled by esbuild, with the Go glue of the toolchain above.
-	node web/js/build.mjs dist "$(go env GOROOT)/lib/wasm/wasm_exec.js"
+	node web/js/build.mjs "$DIST" "$(go env GOROOT)/lib/wasm/wasm_exec.js"
 	# mediaupload.wasm.br and .gz beside it, for servers that send precompressed files.
-	node web/js/compress.mjs dist/mediaupload.wasm
+	node web/js/compress.mjs "$DIST/mediaupload.wasm"
 	size_report
 }
 size_report() {
 	local raw gz br
-	raw=$(stat -c %s dist/mediaupload.wasm)
-	gz=$(stat -c %s dist/mediaupload.wasm.gz)
-	br=$(stat -c %s dist/mediaupload.wasm.br)
+	raw=$(stat -c %s "$DIST/mediaupload.wasm")
+	gz=$(stat -c %s "$DIST/mediaupload.wasm.gz")
+	br=$(stat -c %s "$DIST/mediaupload.wasm.br")
 	printf 'wasm size: %d bytes raw (budget %d), %d bytes gzip -9 (budget %d), %d bytes brotli 11\n' \
 		"$raw" "$WASM_RAW_BUDGET" "$gz" "$WASM_GZ_BUDGET" "$br"
 	if [ "$raw" -gt "$WASM_RAW_BUDGET" ] || [ "$gz" -gt "$WASM_GZ_BUDGET" ]; then
@@ -107,7 +118,7 @@ test_browser() {
 	npx tsc --noEmit -p web/test/types
 }
 run_tests() {
-	need_chromium
+	need_browsers
 	need_wasmbrowsertest
 	need_npm
 	TESTTMP=$(mktemp -d)
@@ -131,10 +142,10 @@ serve)
 	shift
 	need_npm
 	build
-	exec go run ./web/cmd/serve -dist dist "$@"
+	exec go run ./web/cmd/serve -dist "$DIST" "$@"
 	;;
 bench)
-	need_chromium
+	need_browsers
 	need_npm
 	build
 	BENCH_TMP=$(mktemp -d)
@@ -143,7 +154,7 @@ bench)
 	BENCH_GOLOOP="$BENCH_TMP/goloop.wasm" BENCH_WASM_EXEC="$(go env GOROOT)/lib/wasm/wasm_exec.js" node web/bench/bench.mjs
 	;;
 soak)
-	need_chromium
+	need_browsers
 	need_npm
 	build
 	SOAK_TMP=$(mktemp -d)

@@ -24,7 +24,7 @@
 // /usr/bin/chromium), MEDIAUPLOAD_TEST_VERBOSE=1 to echo the pages' console.
 
 import { spawn, spawnSync } from "node:child_process";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
+import { after, before, beforeEach, describe, test as nodeTest } from "node:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
@@ -32,6 +32,7 @@ import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { CHROMIUM_ARGS, ERRORS_HOOK, enginesUnderTest, launchEngine } from "./browsers.mjs";
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const DIST_DIR = resolve(process.env.MEDIAUPLOAD_DIST ?? join(REPO_ROOT, "dist"));
@@ -293,7 +294,9 @@ const T = {
 window.T = T;
 `;
 
+// errors.js first: page.errors() sees what the page throws in every engine (browsers.mjs).
 const BLANK_HTML = `<!doctype html><meta charset="utf-8"><title>mediaupload test</title>
+<script src="/test/errors.js"></script>
 <script type="module" src="/test/helpers.js"></script>`;
 
 /**
@@ -312,6 +315,7 @@ export async function startStaticServer({ dist = DIST_DIR } = {}) {
   const pages = new Map([
     ["/test/blank.html", { body: BLANK_HTML, type: TYPES[".html"] }],
     ["/test/helpers.js", { body: HELPERS_JS, type: TYPES[".js"] }],
+    ["/test/errors.js", { body: ERRORS_HOOK, type: TYPES[".js"] }],
   ]);
   const routes = [];
   const dirs = [["/dist/", dist, false], ["/wrongmime/", dist, true]]; // [prefix, folder, wrong .wasm type]
@@ -369,15 +373,7 @@ export async function readBody(req) {
 // ---------------------------------------------------------------------------------------------
 // The browser
 
-export const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
+export { CHROMIUM_ARGS }; // browsers.mjs: the flags every Chromium of the tests starts with
 
 /**
  * Launches headless Chromium with a fresh profile and TMPDIR (removed by close()) and resolves
@@ -459,12 +455,20 @@ export async function launchBrowser() {
  * (default /test/blank.html) and waits for window.T. checkStored and checkObject resolve to a
  * list of problems (empty when the object is as uploaded): the stored object's size and md5,
  * and its bytes unless download is false (for objects too big to fetch back cheaply).
+ *
+ * Without `engine`, the browser is Chromium through playwright (launchBrowser: its pages are
+ * playwright's, with CDP at hand). With `engine` ("chromium", "firefox" or "webkit"), it is
+ * that engine through browsers.mjs, and pages are the engine-neutral ones described there.
  */
-export async function startAll() {
+export async function startAll({ engine } = {}) {
   if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
     throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
   }
-  const [ref, web, browser] = await Promise.all([startRefServer(), startStaticServer(), launchBrowser()]);
+  const [ref, web, browser] = await Promise.all([
+    startRefServer(),
+    startStaticServer(),
+    engine ? launchEngine(engine) : launchBrowser(),
+  ]);
   const checkObject = async (name, want, { download = true } = {}) => {
     const obj = await ref.object(name);
     if (!obj) return [`no object ${name}`];
@@ -484,6 +488,10 @@ export async function startAll() {
       const page = await browser.newPage(web.url + path);
       if (path === "/test/blank.html") await page.waitForFunction(() => window.T);
       return page;
+    },
+    /** The engine's name and version ("Firefox 153.7.0"), or "" for launchBrowser's Chromium. */
+    get engineVersion() {
+      return browser.version ?? "";
     },
     checkStored: (name, size, seed) => checkObject(name, pseudoRandomBytes(size, seed)),
     checkObject,
@@ -545,11 +553,11 @@ export async function startServe() {
  * each test, close after. Returns { test(name, fn, ms = timeout), every test bounded, and
  * unique(prefix) for object names }.
  */
-export function useEnv(started, { timeout = 120_000 } = {}) {
+export function useEnv(started, { timeout = 120_000, engine } = {}) {
   let env = null;
   let seq = 0;
   before(async () => {
-    env = await startAll();
+    env = await startAll({ engine });
     await started(env);
   });
   after(() => env?.close());
@@ -558,4 +566,13 @@ export function useEnv(started, { timeout = 120_000 } = {}) {
     test: (name, fn, ms = timeout) => nodeTest(name, { timeout: ms }, fn),
     unique: (prefix) => `${prefix}-${++seq}-${Date.now().toString(36)}`,
   };
+}
+
+/**
+ * Runs body(engine) inside a describe block per engine under test (browsers.mjs:
+ * MEDIAUPLOAD_ENGINES, default Chromium, Firefox and WebKit). Inside, useEnv(started,
+ * { engine }) gives each engine its own browser, reference server and page origin.
+ */
+export function forEachEngine(body) {
+  for (const engine of enginesUnderTest()) describe(engine, () => body(engine));
 }
