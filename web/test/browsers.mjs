@@ -149,28 +149,7 @@ async function launchChromium(dir, tmp) {
   return {
     version: `Chromium ${context.browser()?.version() ?? (await chromiumVersion(context))}`,
     raw: context,
-    async newPage(url) {
-      const p = await context.newPage();
-      const errors = [];
-      p.on("pageerror", (err) => errors.push(`${err.name}: ${err.message}`));
-      p.on("console", (m) => {
-        if (m.type() === "error") errors.push(m.text());
-        if (VERBOSE) process.stderr.write(`[chromium console.${m.type()}] ${m.text()}\n`);
-      });
-      const out = page({
-        raw: p,
-        errors,
-        exec: (expr) => p.evaluate(expr),
-        goto: (u) => p.goto(u).then(() => {}),
-        reload: () => p.reload().then(() => {}),
-        url: () => p.url(),
-        setInputFiles: (sel, paths) => p.setInputFiles(sel, paths),
-        screenshot: (path) => p.screenshot({ path }).then(() => {}),
-        close: () => p.close(),
-      });
-      if (url) await out.goto(url);
-      return out;
-    },
+    newPage: (url) => devtoolsPage(context.newPage(), "chromium", url, (p, sel, paths) => p.setInputFiles(sel, paths)),
     close: () => context.close(),
   };
 }
@@ -182,6 +161,31 @@ async function chromiumVersion(context) {
   } finally {
     await p.close();
   }
+}
+
+// A page of playwright's or puppeteer's, whose APIs agree on what is used here but for setting
+// a file input's files.
+async function devtoolsPage(opening, engine, url, setInputFiles) {
+  const p = await opening;
+  const errors = [];
+  p.on("pageerror", (err) => errors.push(err.message.startsWith(err.name) ? err.message : `${err.name}: ${err.message}`));
+  p.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+    if (VERBOSE) process.stderr.write(`[${engine} console.${m.type()}] ${m.text()}\n`);
+  });
+  const out = page({
+    raw: p,
+    errors,
+    exec: (expr) => p.evaluate(expr),
+    goto: (u) => p.goto(u).then(() => {}),
+    reload: () => p.reload().then(() => {}),
+    url: () => p.url(),
+    setInputFiles: (sel, paths) => setInputFiles(p, sel, paths),
+    screenshot: (path) => p.screenshot({ path }).then(() => {}),
+    close: () => p.close(),
+  });
+  if (url) await out.goto(url);
+  return out;
 }
 
 // --- Firefox: puppeteer-core over WebDriver BiDi -----------------------------------------------
@@ -208,32 +212,12 @@ async function launchFirefox(dir, tmp) {
   return {
     version: `Firefox ${(await browser.version()).replace(/^firefox\//i, "")}`,
     raw: browser,
-    async newPage(url) {
-      const p = await browser.newPage();
-      const errors = [];
-      p.on("pageerror", (err) => errors.push(`${err.name}: ${err.message}`));
-      p.on("console", (m) => {
-        if (m.type() === "error") errors.push(m.text());
-        if (VERBOSE) process.stderr.write(`[firefox console.${m.type()}] ${m.text()}\n`);
-      });
-      const out = page({
-        raw: p,
-        errors,
-        exec: (expr) => p.evaluate(expr),
-        goto: (u) => p.goto(u).then(() => {}),
-        reload: () => p.reload().then(() => {}),
-        url: () => p.url(),
-        async setInputFiles(sel, paths) {
-          const input = await p.$(sel);
-          if (!input) throw new Error(`no element ${sel}`);
-          await input.uploadFile(...paths);
-        },
-        screenshot: (path) => p.screenshot({ path }).then(() => {}),
-        close: () => p.close(),
-      });
-      if (url) await out.goto(url);
-      return out;
-    },
+    newPage: (url) =>
+      devtoolsPage(browser.newPage(), "firefox", url, async (p, sel, paths) => {
+        const input = await p.$(sel);
+        if (!input) throw new Error(`no element ${sel}`);
+        await input.uploadFile(...paths);
+      }),
     close: () => browser.close(),
   };
 }
