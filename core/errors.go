@@ -147,6 +147,40 @@ func (e *ProtocolError) Error() string { return "the server's answer cannot be r
 // Code returns "protocol_error".
 func (e *ProtocolError) Code() string { return CodeProtocol }
 
+// HiddenRedirectError is a transport's report that the server answered a request to the
+// session URI with a redirect status (3xx) whose status and headers it cannot read: a
+// browser's fetch in redirect mode "manual" hands over no more than that (PROTOCOL.md section
+// 6). Nothing was followed and nothing re-sent. For a chunk it is most likely the protocol's
+// 308, with its Range hidden: core asks the session what it holds at once, spending no retry
+// (section 4). A status query answered so is final: a protocol error.
+type HiddenRedirectError struct{ URL string }
+
+func (e *HiddenRedirectError) Error() string {
+	return "the server answered " + withoutQuery(e.URL) + " with a redirect status whose headers this browser hides"
+}
+
+// Code returns "protocol_error", the code of an upload that ends on it.
+func (e *HiddenRedirectError) Code() string { return CodeProtocol }
+
+// RedirectError is a server that redirected a request (a 3xx with a Location, or any 3xx to a
+// request that is not to a session URI). An upload never follows one: the file and the
+// caller's headers go only where the caller said. It is final.
+type RedirectError struct {
+	Method, URL string
+	Followed    bool // the transport followed it before it could tell (a body-less request)
+}
+
+func (e *RedirectError) Error() string {
+	what := " with a redirect (a 3xx answer), which an upload never follows"
+	if e.Followed {
+		what = " with a redirect (a 308 that carries a Location), which an upload never follows"
+	}
+	return "the server answered " + e.Method + " " + withoutQuery(e.URL) + what + ": give the upload the URL it redirects to"
+}
+
+// Code returns "protocol_error".
+func (e *RedirectError) Code() string { return CodeProtocol }
+
 // AbortedError is an upload stopped by its context; Err is the context's error
 // (context.Canceled, say), so errors.Is(err, context.Canceled) holds.
 type AbortedError struct{ Err error }

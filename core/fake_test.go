@@ -17,6 +17,7 @@ type ex struct {
 	hdr    Header // more answer headers
 	body   string // the answer's body
 	drop   bool   // no answer at all: a lost connection
+	err    error  // the transport's error instead of an answer
 
 	check func(t *testing.T, r *Request) // more checks of the request
 }
@@ -64,6 +65,9 @@ func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 	}
 	if e.drop {
 		return nil, errDropped
+	}
+	if e.err != nil {
+		return nil, e.err
 	}
 	h := Header{}
 	for k, v := range e.hdr {

@@ -34,6 +34,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 	s := newSession(u.session != "", u.total)
 	query := u.session != "" // an adopted session: ask what it holds first
 	lost := 0
+	hidden := int64(-1) // the end of a chunk whose answer the transport could not read
 	for {
 		if u.SessionURL() == "" {
 			url, err := u.startSession(ctx)
@@ -41,7 +42,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 				return nil, err
 			}
 			u.setSession(url)
-			s, query = newSession(false, u.total), false
+			s, query, hidden = newSession(false, u.total), false, -1
 		}
 		if waited, err := u.pausePoint(ctx); err != nil {
 			return nil, err
@@ -69,7 +70,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 		v := classify(resp, err, true)
 		if u.sizer != nil {
 			switch {
-			case v == vAnswer && chunkEnd > s.offset:
+			case (v == vAnswer || v == vHidden) && chunkEnd > s.offset:
 				u.sizer.Answered(chunkEnd-s.offset, u.took)
 			case v == vAnswer:
 				u.sizer.RoundTrip(u.took) // a status query: no body
@@ -85,6 +86,15 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			}
 			if done {
 				return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body, SessionURL: u.SessionURL()}, nil
+			}
+			if query && hidden >= 0 {
+				// The answer to a chunk whose own answer was hidden counts as that one's. But a
+				// server that answers in the no-308 form never sends a 308: the chunk's 3xx was
+				// a redirect, which is never followed (PROTOCOL.md section 6).
+				if u.o.NoRedirect308 && resp.Header.Get("X-HTTP-Status-Code-Override") == "308" {
+					return nil, &RedirectError{Method: "PUT", URL: u.SessionURL()}
+				}
+				chunkEnd, hidden = hidden, -1
 			}
 			if chunkEnd >= 0 {
 				u.prog.sent(u.o.Clock.Now(), chunkEnd)
@@ -103,7 +113,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			s.offset = stored // the next chunk starts at the server's offset (section 3)
 			u.prog.p.Confirmed = stored
 			u.emitProgress()
-			query = chunkEnd >= 0 && u.o.QueryStatusEachChunk
+			query = !query && chunkEnd >= 0 && u.o.QueryStatusEachChunk
 		case vLost:
 			// 404: the session expired; 410: it failed. Both: a new session from byte 0
 			// (section 5), a bounded number of times.
@@ -126,6 +136,15 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			u.prog.p.Confirmed = 0
 			u.emitProgress()
 			u.setState(StateStarting)
+		case vHidden:
+			// The server answered the chunk with a 3xx whose headers this browser hides
+			// (PROTOCOL.md section 6): most likely the protocol's 308, its Range unread. Ask
+			// the session what it holds at once (section 4); no retry is spent, since an
+			// answer came. A status query is never answered so: the transport reads those.
+			if query {
+				return nil, &ProtocolError{Reason: "a status query was answered with a redirect whose headers cannot be read", Status: 0}
+			}
+			hidden, query = chunkEnd, true
 		case vBackoff, vThrottle:
 			// A lost connection or a 5xx: wait, then ask the session what it holds (section 4).
 			if err := u.retry(ctx, v, resp, err); err != nil {
@@ -181,7 +200,7 @@ func (u *Upload) statusQuery() *Request {
 	url := u.SessionURL()
 	h := u.sessionHeader(url)
 	h.Set("Content-Range", contentRange(0, 0, u.total))
-	return &Request{Method: "PUT", URL: url, Header: h}
+	return &Request{Method: "PUT", URL: url, Header: h, Session: true}
 }
 
 // chunk builds the PUT of the bytes from offset (PROTOCOL.md section 3) and returns it with the
@@ -227,7 +246,7 @@ func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 	if u.hash != nil && offset+n == u.total {
 		h.Set("X-Goog-Hash", u.hash.header()) // every byte is hashed by now: state the hashes
 	}
-	req := &Request{Method: "PUT", URL: url, Header: h}
+	req := &Request{Method: "PUT", URL: url, Header: h, Session: true}
 	if n > 0 {
 		req.Body = []Piece{piece}
 	}

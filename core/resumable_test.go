@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 const K256 = 262144
@@ -508,4 +509,104 @@ func lostSessionScript() []ex {
 		{cr: "bytes 0-262143/524288", n: K256, status: 308, rng: "bytes=0-262143"},
 		{cr: "bytes 262144-524287/524288", n: K256, status: 200},
 	}
+}
+
+// A browser in which fetch cannot read a 3xx answer hands over only that one came
+// (PROTOCOL.md section 6): core asks the session at once, with no wait and no retry, and the
+// answer counts as the chunk's.
+func TestHiddenRedirectAnswer(t *testing.T) {
+	hidden := &HiddenRedirectError{URL: testSession}
+	session := func(t *testing.T, r *Request) {
+		if !r.Session {
+			t.Errorf("a request to the session URI is not marked Session: %s %q", r.Method, r.Header.Get("Content-Range"))
+		}
+	}
+	t.Run("a status query at once, no retry", func(t *testing.T) {
+		var retries []RetryInfo
+		var states []State
+		o := Options{ChunkSize: K256, OnRetry: func(r RetryInfo) { retries = append(retries, r) }, OnState: func(s State) { states = append(states, s) }}
+		var took time.Duration
+		exs := []ex{
+			{method: "POST", n: -1, status: 200, hdr: Header{"location": testSession}, check: func(t *testing.T, r *Request) {
+				if r.Session {
+					t.Error("the session start is marked Session")
+				}
+			}},
+			{cr: "bytes 0-262143/786432", n: K256, err: hidden, check: session},
+			{cr: "bytes */786432", n: 0, status: 308, rng: "bytes=0-262143", check: session},
+			{cr: "bytes 262144-524287/786432", n: K256, err: hidden},
+			{cr: "bytes */786432", n: 0, status: 308, rng: "bytes=0-393215"}, // kept only half
+			{cr: "bytes 393216-655359/786432", n: K256, err: hidden},
+			{cr: "bytes */786432", n: 0, status: 308, rng: "bytes=0-655359"},
+			{cr: "bytes 655360-786431/786432", n: 3*K256 - 655360, status: 200, body: "{}"},
+		}
+		var res *Result
+		var err error
+		synctest.Test(t, func(t *testing.T) {
+			s := &script{t: t, exs: exs}
+			o.URL, o.Retry = testURL, fastRetry()
+			u, e := New(s, &memSource{data: data(3 * K256)}, o)
+			if e != nil {
+				t.Fatal(e)
+			}
+			start := time.Now()
+			res, err = u.Run(context.Background())
+			took = time.Since(start)
+			s.done()
+		})
+		if err != nil || res.Status != 200 {
+			t.Fatalf("Run = %v, %v", res, err)
+		}
+		if len(retries) != 0 {
+			t.Errorf("%d retries, want none: %+v", len(retries), retries)
+		}
+		if slices.Contains(states, StateRetrying) {
+			t.Errorf("states %v went through retrying", states)
+		}
+		if took != 0 {
+			t.Errorf("took %v of fake time, want no wait", took)
+		}
+	})
+	t.Run("no progress behind hidden answers ends, never loops", func(t *testing.T) {
+		exs := []ex{start()}
+		for range 6 { // the default Retries is 5: the sixth chunk in a row kept nothing ends it
+			exs = append(exs, ex{cr: "bytes 0-262143/524288", n: K256, err: hidden}, ex{cr: "bytes */524288", n: 0, status: 308})
+		}
+		_, err, s := runScript(t, &memSource{data: data(2 * K256)}, Options{ChunkSize: K256}, exs)
+		s.done()
+		if Code(err) != CodeProtocol || !strings.Contains(err.Error(), "kept none") {
+			t.Fatalf("err = %v, want a protocol error that the server kept none", err)
+		}
+	})
+	t.Run("with the no-308 header, a hidden answer is a redirect", func(t *testing.T) {
+		// The status query comes back in the no-308 form: the server honours the header, so
+		// the chunk's 3xx was no 308 of the protocol's but a redirect.
+		_, err, s := runScript(t, &memSource{data: data(2 * K256)}, Options{ChunkSize: K256, NoRedirect308: true}, []ex{
+			start(),
+			{cr: "bytes 0-262143/524288", n: K256, err: hidden},
+			{cr: "bytes */524288", n: 0, status: 200, hdr: Header{"x-http-status-code-override": "308"}},
+		})
+		s.done()
+		if _, ok := Find[*RedirectError](err); !ok || Code(err) != CodeProtocol {
+			t.Fatalf("err = %v, want a RedirectError", err)
+		}
+	})
+	t.Run("a status query answered hidden is a protocol error", func(t *testing.T) {
+		_, err, s := runScript(t, &memSource{data: data(2 * K256)}, Options{ChunkSize: K256, SessionURL: testSession}, []ex{
+			{cr: "bytes */524288", n: 0, err: hidden},
+		})
+		s.done()
+		if Code(err) != CodeProtocol {
+			t.Fatalf("err = %v, want protocol_error", err)
+		}
+	})
+	t.Run("a redirect to the session start is final", func(t *testing.T) {
+		_, err, s := runScript(t, &memSource{data: data(10)}, Options{}, []ex{
+			{method: "POST", n: -1, err: &RedirectError{Method: "POST", URL: testURL}},
+		})
+		s.done()
+		if Code(err) != CodeProtocol || !strings.Contains(err.Error(), "never follows") {
+			t.Fatalf("err = %v, want protocol_error naming the redirect", err)
+		}
+	})
 }

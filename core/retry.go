@@ -85,12 +85,16 @@ const (
 	vAuth                    // 401 on a request that carries the caller's headers
 	vFail                    // anything else: no retry can fix it
 	vFinal                   // no answer, and the transport's error says why it is final
+	vHidden                  // a 3xx the transport could not read: ask the session at once
 )
 
 // classify decides what an exchange means (PROTOCOL.md section 5). err != nil means no answer
 // arrived. onSession says the request went to a session URI, where 404 and 410 mean the
 // session is gone rather than a plain "not found".
 func classify(resp *Response, err error, onSession bool) verdict {
+	if _, ok := Find[*HiddenRedirectError](err); ok && onSession {
+		return vHidden
+	}
 	switch {
 	case err != nil && Code(err) != CodeNetwork && Code(err) != CodeAborted:
 		return vFinal // the transport knows the failure is final (a protocol error, say)

@@ -61,6 +61,13 @@ type Request struct {
 	// Timeout, when positive, is how long the request may go unanswered: past it, the
 	// transport gives it up as a lost connection (fetch never times out on its own).
 	Timeout Duration
+	// Session says the request goes to a session URI (a chunk or a status query), where the
+	// protocol's 308 Resume Incomplete is an answer, not a redirect (PROTOCOL.md section 3).
+	// Everywhere else a redirect is never the protocol's: a transport never follows one, and
+	// a browser's may report it as a *RedirectError. A transport that cannot read a 3xx
+	// answer to a session request (a browser's, in some engines: PROTOCOL.md section 6)
+	// returns a *HiddenRedirectError instead.
+	Session bool
 }
 
 // ContentLength returns the total length of r's body.

@@ -144,14 +144,15 @@ func TestAPIUpload(t *testing.T) {
 	}
 	post := sends[0]
 	if post.Get("method").String() != "POST" || post.Get("pre").String() != `{"name":"x"}` || post.Get("start").Int() != -1 ||
-		post.Get("redirect").String() != "error" || post.Get("headers").Get("authorization").String() != "Bearer t1" {
+		post.Get("session").Bool() || post.Get("headers").Get("authorization").String() != "Bearer t1" {
 		t.Errorf("session start: %v", js.Global().Get("JSON").Call("stringify", post))
 	}
 	for i, want := range [][2]int{{0, 262144}, {262144, 524288}, {524288, len(data)}} {
 		c := sends[i+1]
 		if c.Get("method").String() != "PUT" || c.Get("url").String() != "https://up.example/s?upload_id=1" ||
 			c.Get("start").Int() != want[0] || c.Get("end").Int() != want[1] || c.Get("pre").String() != "" ||
-			c.Get("redirect").String() != "error" || c.Get("headers").Get("authorization").String() != "Bearer t1" {
+			!c.Get("session").Bool() || c.Get("headers").Get("authorization").String() != "Bearer t1" ||
+			c.Get("headers").Get("x-guploader-no-308").String() != "yes" {
 			t.Errorf("chunk %d: %v", i, js.Global().Get("JSON").Call("stringify", c))
 		}
 	}
@@ -254,20 +255,42 @@ func TestAPIHTTPErrorFailure(t *testing.T) {
 	letGo(t, h, base)
 }
 
-// A chunk that fetch refused (a redirect in mode "error" looks like a lost connection) is
-// followed by a status query, which has no body and goes in mode "follow"; a redirect there is
-// a protocol error, at once.
+// A status query that the host reports redirected (a 308 with a Location, followed by a
+// body-less request before anything could tell) is a protocol error, at once.
 func TestAPIRedirectIsAProtocolError(t *testing.T) {
 	base := liveFuncs.Load()
-	h := fakeHost(t, resumable(`(c) => c.method !== "PUT" ? null : c.start >= 0 ? ["fetch", "TypeError", "Failed to fetch"] : ["redirect"]`))
+	h := fakeHost(t, resumable(`(c) => c.method !== "PUT" ? null : c.start >= 0 ? ["fetch", "TypeError", "Failed to fetch"] : ["redirect", "followed"]`))
 	id := start(h, blobOf(randomBytes(1000), ""), js.Null(), `{url: "https://up.example/u", retry: {initialDelayMs: 1, jitterMs: 0}}`)
 	end := ended(t, h, id)
-	if end.Index(1).String() != "fail" || end.Index(2).String() != "protocol_error" || !strings.Contains(end.Index(3).String(), "redirect") {
+	if end.Index(1).String() != "fail" || end.Index(2).String() != "protocol_error" || !strings.Contains(end.Index(3).String(), "Location") {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	sends := sendsOf(h, id)
-	if len(sends) != 3 || sends[1].Get("redirect").String() != "error" || sends[2].Get("redirect").String() != "follow" || sends[2].Get("start").Int() != -1 {
+	if len(sends) != 3 || !sends[1].Get("session").Bool() || !sends[2].Get("session").Bool() || sends[2].Get("start").Int() != -1 {
 		t.Fatalf("sends: %v", js.Global().Get("JSON").Call("stringify", h.Get("sends")))
+	}
+	letGo(t, h, base)
+}
+
+// A chunk whose 3xx answer the engine hides (PROTOCOL.md section 6) is followed at once by a
+// status query, with no retry: the upload goes on from what the session holds.
+func TestAPIHiddenAnswerAsksAtOnce(t *testing.T) {
+	base := liveFuncs.Load()
+	h := fakeHost(t, resumable(`(c) => c.method === "PUT" && c.start >= 0 && c.end < 3 * 262144 ? (held = c.end, ["hidden"]) : null`))
+	id := start(h, blobOf(randomBytes(3*262144), ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144}`)
+	if end := ended(t, h, id); end.Index(1).String() != "done" {
+		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
+	}
+	var got []string
+	for _, s := range sendsOf(h, id) {
+		got = append(got, s.Get("headers").Get("content-range").String())
+	}
+	want := []string{"<undefined>", "bytes 0-262143/786432", "bytes */786432", "bytes 262144-524287/786432", "bytes */786432", "bytes 524288-786431/786432"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("requests %q, want %q", got, want)
+	}
+	if r := eventsOf(h, id, "retry"); len(r) != 0 {
+		t.Fatalf("%d retries, want none", len(r))
 	}
 	letGo(t, h, base)
 }

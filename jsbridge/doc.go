@@ -72,28 +72,19 @@
 // Every function handed to JS recovers panics: a panic never crosses into JS, it ends the
 // upload with a fail report instead. Nothing here logs.
 //
-// # A 308 that carries a Location (PROTOCOL.md section 6)
+// # Redirects and the protocol's 308 (PROTOCOL.md section 6)
 //
-// fetch's redirect mode "manual" makes every 308 opaque, so the protocol's 308 answers (with
-// their Range header) would be lost: it is never used. Mode "follow" follows a 308 with a
-// Location and re-sends the body to the new URL, hiding the 308's Range, so every request
-// with a body (a chunk, a session start with metadata, a media upload) goes in mode "error",
-// where fetch rejects instead.
-//
-// Measured in Chromium 156: that rejection cannot be told apart from a network failure. Both
-// are the same TypeError "Failed to fetch" with no cause and a Resource Timing entry with
-// responseStatus 0; only the DevTools console (net::ERR_FAILED against ERR_EMPTY_RESPONSE)
-// differs, and script cannot read it. So the chunk's failure is taken for a lost connection,
-// and core asks the session what it holds, with a status query (section 4). A status query
-// has no body, so nothing is re-sent by following a redirect: it goes in mode "follow", and
-// when response.redirected says the server redirected it (the host answers "redirect" and
-// aborts the request), Do returns a [RedirectError]
-// ("protocol_error"), which core reports at once. The chunk is never delivered elsewhere.
-//
-// One limit: a body-less request that carries a header of the caller's other than
-// Authorization (which fetch drops on a cross-origin redirect) stays in mode "error", lest
-// the header reach another host; then the redirect shows as "network_error" after the
-// retries, with a message that names a redirect as one possible cause.
+// A request to a session URI is marked core.Request.Session: there a 308 without Location is
+// the protocol's answer. The host picks fetch's redirect mode for each request from that
+// mark, from whether it has a body and asks for no 308, and from what the engine has shown it
+// does with a 3xx in mode "error" (Firefox rejects one, Chromium and WebKit hand it over);
+// web/js/src/host.js writes the rules down. Whatever the mode, a redirect is never followed
+// with a body, nor with a header of the caller's but Authorization. The host's answers that
+// come of it: "redirect" (a *core.RedirectError: final) and "hidden" (a 3xx to a session
+// request that the engine hides in mode "manual": a *core.HiddenRedirectError, on which core
+// asks the session what it holds at once). By default every session request carries
+// X-GUploader-No-308 (Options: noRedirect308 is true unless the caller says false), so a
+// server that honours it sends no 3xx at all.
 //
 // # The cost of a chunk
 //

@@ -39,10 +39,10 @@ func blobOf(b []byte, typ string) js.Value {
 // fakeHost installs a scripted host (the role of web/js/src/host.js) and returns it. Nothing
 // goes to the network: respond(call) answers each send, with the arguments of the callback
 // as an array (["ok", status, range, location, override, retryAfter, body], ["fetch", name,
-// message], ["redirect"]), or a promise of one, or null for "never answer" (until an abort,
+// message], ["redirect"], ["hidden"]), or a promise of one, or null for "never answer" (until an abort,
 // which answers ["fetch", "AbortError", "aborted"]). It records every call:
 //
-//	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, redirect, timeoutMs}]
+//	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, session, timeoutMs}]
 //	h.reads     [[id, start, end]]     h.aborts  [id]     h.events  [[id, type, ...args]]
 //	h.open(id, {blob, sink, getHeaders}) as the loader does; h.size: the entries open
 //	h.pending:  callbacks handed to the host and not answered yet
@@ -53,12 +53,12 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 	const later = (id, e, cb, args) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) cb(...args) }, 0) };
 	h.open = (id, entry) => entries.set(id, { ...entry });
 	Object.defineProperty(h, "size", { get: () => entries.size });
-	h.send = (id, method, url, headers, pre, start, end, post, redirect, timeoutMs, cb) => {
+	h.send = (id, method, url, headers, pre, start, end, post, session, timeoutMs, cb) => {
 		const e = entries.get(id);
 		const hs = {};
 		const f = headers === "" ? [] : headers.split("\n");
 		for (let i = 0; i < f.length; i += 2) hs[f[i]] = f[i + 1];
-		const call = { id, method, url, headers: hs, pre: pre ?? "", start, end, post: post ?? "", redirect, timeoutMs };
+		const call = { id, method, url, headers: hs, pre: pre ?? "", start, end, post: post ?? "", session, timeoutMs };
 		h.sends.push(call);
 		e.answer = (args) => { e.answer = null; later(id, e, cb, args) };
 		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });

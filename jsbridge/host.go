@@ -138,7 +138,7 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	pre, start, end, post, hasBody, err := bodyOf(req.Body)
+	pre, start, end, post, err := bodyOf(req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -147,21 +147,22 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 		// fetch itself would refuse such a header.
 		return nil, &FetchError{Err: errors.New("a header name or value holds a line break or a NUL")}
 	}
-	// Never "manual": it makes every 308 opaque, Range and all. A request with a body goes in
-	// mode "error": "follow" would re-send the body to a 308's Location. A request without
-	// one whose headers may go anywhere (a status query) goes in mode "follow", so that a
-	// redirect shows as response.redirected (PROTOCOL.md section 6; doc.go).
-	mode := "error"
-	if !hasBody && followable(req.Header) {
-		mode = "follow"
-	}
-	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), mode,
+	// The host picks fetch's redirect mode from Session and what the engine does with a 3xx
+	// (web/js/src/host.js; PROTOCOL.md section 6): a redirect is never followed with a body,
+	// nor with a header of the caller's but Authorization.
+	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), req.Session,
 		float64(req.Timeout/core.Millisecond), c.send)
 	switch {
 	case err != nil:
 		return nil, err
 	case a.kind == "redirect":
-		return nil, &RedirectError{URL: req.URL}
+		// A 3xx with a Location that a body-less request followed, or a 3xx to a request
+		// that is not to the session URI: final.
+		return nil, &core.RedirectError{Method: req.Method, URL: req.URL, Followed: a.str(0) == "followed"}
+	case a.kind == "hidden":
+		// A 3xx to a session request whose status and headers the engine hides: core asks
+		// the session at once.
+		return nil, &core.HiddenRedirectError{URL: req.URL}
 	case a.kind == "offline":
 		// fetch failed while the browser said it was offline: core waits for it to be
 		// online again (WaitOnline) rather than spending retries.
@@ -236,7 +237,7 @@ func flatHeaders(h core.Header) (string, bool) {
 // source (start -1 for none), text after. Core's bodies are a single piece (a chunk, the
 // metadata) or a multipart body: prefix, media, suffix (core/multipart.go). The texts go as
 // strings: core makes them from the metadata's JSON and ASCII, all UTF-8.
-func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, hasBody bool, err error) {
+func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, err error) {
 	start, end = -1, -1
 	text := func(p core.Piece) (string, bool) {
 		b, ok := p.(core.Bytes)
@@ -250,17 +251,17 @@ func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, has
 		return
 	case 1:
 		if r, ok := pieces[0].(RangePiece); ok {
-			return "", r.start, r.end, "", true, nil
+			return "", r.start, r.end, "", nil
 		}
 		if pre, ok := text(pieces[0]); ok {
-			return pre, -1, -1, "", pre != "", nil
+			return pre, -1, -1, "", nil
 		}
 	case 3:
 		r, ok := pieces[1].(RangePiece)
 		pre, ok1 := text(pieces[0])
 		post, ok2 := text(pieces[2])
 		if ok && ok1 && ok2 {
-			return pre, r.start, r.end, post, true, nil
+			return pre, r.start, r.end, post, nil
 		}
 	}
 	err = errors.New("jsbridge: a body of unknown shape") // a programming error
@@ -351,7 +352,8 @@ func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 	case a.kind != "ok":
 		return nil, a.err()
 	case int64(c.copied) != p.Len():
-		return nil, errors.New("the file changed while it was read")
+		// Fewer bytes than the File had: it shrank on disk (Firefox reads what is there now).
+		return nil, &core.SourceError{Err: errors.New("the file changed on disk during the upload (a read came back short)")}
 	}
 	return c.dst, nil
 }
@@ -412,40 +414,12 @@ type FetchError struct {
 }
 
 func (e *FetchError) Error() string {
-	// Chromium rejects the same way for a lost connection, a CORS refusal and a redirect
-	// that redirect mode "error" refused (a 308 with a Location): script cannot tell them
-	// apart (doc.go).
+	// fetch rejects the same way for a lost connection, a CORS refusal and a redirect that
+	// redirect mode "error" refused: script cannot tell them apart (doc.go).
 	return "fetch failed (a network failure, a CORS refusal, or a redirect, which is never followed): " + e.Err.Error()
 }
 
 func (e *FetchError) Unwrap() error { return e.Err }
-
-// RedirectError is a server that answered a session request with a redirect (a 308 that
-// carries a Location). It is final: the protocol's 308 has no Location, and the upload is
-// never sent elsewhere.
-type RedirectError struct{ URL string }
-
-func (e *RedirectError) Error() string {
-	return "the server answered " + e.URL + " with a redirect (a 308 with a Location), which an upload never follows"
-}
-
-// Code returns "protocol_error", which makes core stop at once.
-func (e *RedirectError) Code() string { return core.CodeProtocol }
-
-// followable reports whether a request with these headers may follow a redirect: when it
-// carries nothing but protocol headers and Authorization, which fetch itself drops on a
-// redirect to another origin (the Fetch standard, HTTP-redirect fetch). Any other header the
-// caller gave could reach a host it was not meant for, so such a request is never followed.
-func followable(h core.Header) bool {
-	for k := range h {
-		switch k {
-		case "content-range", "content-type", "x-guploader-no-308", "authorization":
-		default:
-			return false
-		}
-	}
-	return true
-}
 
 // waitOnline waits for the browser to be online again (host.whenOnline: at once when it is,
 // else at its "online" event), or for ctx to end; the host drops a late answer and its

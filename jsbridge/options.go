@@ -30,9 +30,9 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 			*dst, err = optString(o, name)
 		}
 	}
-	flag := func(name string, dst *bool) {
+	flag := func(name string, dst *bool, def bool) {
 		if err == nil {
-			*dst, err = optBool(o, name)
+			*dst, err = optBool(o, name, def)
 		}
 	}
 	var utype string
@@ -42,8 +42,12 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	str("contentType", &opts.ContentType)
 	str("sessionURL", &opts.SessionURL)
 	str("origin", &opts.Origin) // the page's, for messages (the loader sets it)
-	flag("queryStatusEachChunk", &opts.QueryStatusEachChunk)
-	flag("noRedirect308", &opts.NoRedirect308)
+	flag("queryStatusEachChunk", &opts.QueryStatusEachChunk, false)
+	// On unless the caller says false: a browser's fetch cannot read every 308 in every
+	// engine (Firefox hands over none in redirect mode "error"), and with this header the
+	// server answers 200 + X-HTTP-Status-Code-Override, which every engine reads (PROTOCOL.md
+	// section 6). Google's own clients send it always.
+	flag("noRedirect308", &opts.NoRedirect308, true)
 	if err != nil {
 		return opts, err
 	}
@@ -127,13 +131,13 @@ func optString(o js.Value, name string) (string, error) {
 	return v.String(), nil
 }
 
-func optBool(o js.Value, name string) (bool, error) {
+func optBool(o js.Value, name string, def bool) (bool, error) {
 	v, err := get(o, name)
 	if err != nil {
 		return false, bad(name, err.Error())
 	}
 	if !set(v) {
-		return false, nil
+		return def, nil
 	}
 	if v.Type() != js.TypeBoolean {
 		return false, bad(name, "not a boolean")

@@ -46,6 +46,8 @@ type Rule struct {
 	Keep int64 `json:"keep,omitempty"`
 	// RetryAfter is the Retry-After, in seconds, of ActionRateLimit.
 	RetryAfter int `json:"retryAfter,omitempty"`
+	// To is the origin ActionRedirect points to ("http://host:port"); empty: this server's.
+	To string `json:"to,omitempty"`
 }
 
 // Random injects recoverable faults into a Rate share of the requests no
@@ -72,6 +74,7 @@ type fault struct {
 	afterBytes int64
 	keep       int64
 	retryAfter int
+	to         string
 	random     bool
 }
 
@@ -211,7 +214,7 @@ func (f *faultInjector) pick(kind string, length int64) (fault, bool) {
 		if rs.timesLeft > 0 {
 			rs.timesLeft--
 		}
-		ft := fault{action: rs.Action, status: rs.Status, afterBytes: rs.AfterBytes, keep: rs.Keep, retryAfter: rs.RetryAfter}
+		ft := fault{action: rs.Action, status: rs.Status, afterBytes: rs.AfterBytes, keep: rs.Keep, retryAfter: rs.RetryAfter, to: rs.To}
 		if ft.action == ActionStatus && ft.status == 0 {
 			ft.status = http.StatusServiceUnavailable
 		}
@@ -325,7 +328,7 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A 308 that carries a Location: a browser in redirect mode "follow" would re-send
 		// the request there and never show the Range (PROTOCOL.md section 6). The target,
 		// /redirected/…, is an ordinary unknown path: 404, and logged.
-		w.Header().Set("Location", "/redirected"+r.URL.RequestURI())
+		w.Header().Set("Location", ft.to+"/redirected"+r.URL.RequestURI())
 		w.Header().Set("Range", "bytes=0-0")
 		w.WriteHeader(http.StatusPermanentRedirect)
 	}

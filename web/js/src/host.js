@@ -10,12 +10,16 @@
 // The calls the Go side makes (jsbridge/host.go), each answering through a callback `cb` that
 // the Go side owns and calls with primitives:
 //
-//   send(id, method, url, headers, pre, start, end, post, redirect, timeoutMs, cb)
+//   send(id, method, url, headers, pre, start, end, post, session, timeoutMs, cb)
 //       one fetch; headers is "name\nvalue\n…"; the body is pre + source[start, end) + post
 //       (start < 0: no bytes of the source; pre and post may be null; all empty: no body);
-//       unanswered after timeoutMs (> 0) it is aborted: cb("stall", …).
+//       session: the request goes to a session URI, where a 308 is the protocol's answer
+//       (redirect modes: below); unanswered after timeoutMs (> 0) it is aborted: cb("stall", …).
 //       cb("ok", status, range, location, override, retryAfter, body), null for an absent field
-//       cb("redirect") | cb("fetch", name, message) | cb("error", name, message)
+//       cb("redirect", how): a redirect, never followed with a body ("followed": a body-less
+//       request followed one before it could tell; "refused": any other)
+//       | cb("hidden"): a session request answered with a 3xx whose headers fetch hides
+//       | cb("fetch", name, message) | cb("error", name, message)
 //       | cb("source", name, message): the request failed because the File can no longer be
 //       read (changed or removed on disk), which no retry can mend
 //       | cb("offline", name, message): it failed while the browser said it was offline
@@ -31,12 +35,88 @@
 //   emit(id, type, ...args)   a report for the sink; "done" and "fail" end the entry ("fail"
 //                             gets the JS error behind it, if any, as its sixth argument)
 
+import { FileWatch, unreadableFile } from "./file-watch.js";
 import { NotKeptError } from "./stream.js";
 
 // The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
 const MAX_BODY = 1 << 20;
 
 const noop = () => {};
+
+// Redirects (docs/protocol.md section 6). The protocol's 308 Resume Incomplete carries no
+// Location, and engines differ in what fetch does with such a 3xx:
+//   mode "error":  Chromium and WebKit hand it over; Firefox rejects (as the Fetch standard
+//                  says for every redirect status), and then only mode "follow" hands it over;
+//   mode "follow": every engine hands it over, but a 3xx *with* a Location is followed and
+//                  the body sent again to the new URL, with every header but Authorization;
+//   mode "manual": every engine hides every 3xx (status 0, no headers): nothing is followed.
+// So nothing is ever sent in mode "follow" with a body, or with a header of the caller's but
+// Authorization (which fetch drops on a redirect to another origin). The modes:
+//   - a request not to a session URI (a session start, a media or multipart upload):
+//     "manual". A 3xx is a redirect, reported, never followed.
+//   - a session request with a body (a chunk) that asks for no 308 (X-GUploader-No-308, the
+//     default: the server answers 200 + X-HTTP-Status-Code-Override, readable anywhere), or
+//     in an engine that rejects a 3xx without Location in "error": "manual". A 3xx comes
+//     back hidden, and core asks the session what it holds at once.
+//   - any other session request: "error", except a body-less one (a status query) in an
+//     engine known to reject there: "follow", with the headers that may follow. A body-less
+//     request that "error" rejects is asked again at once in "follow", so: a 3xx it then
+//     reads shows that this engine rejects them in "error" (errorModeRejects3xx), and one
+//     it followed is reported as a redirect.
+let errorModeRejects3xx = false;
+
+// The statuses fetch treats as redirects (the Fetch standard's "redirect status").
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+
+// The headers a status query may carry into mode "follow": the protocol's own, and
+// Authorization, which fetch removes on a redirect to another origin (the Fetch standard,
+// HTTP-redirect fetch); on the same origin it stays with the server it was meant for.
+const MAY_FOLLOW = new Set(["content-range", "content-type", "x-guploader-no-308", "authorization"]);
+const mayFollow = (headers) => Object.fromEntries(Object.entries(headers).filter(([k]) => MAY_FOLLOW.has(k.toLowerCase())));
+
+// The redirect mode of a request (see above).
+function redirectMode(session, hasBody, no308) {
+  if (!session) return "manual";
+  if (hasBody) return no308 || errorModeRejects3xx ? "manual" : "error";
+  return errorModeRejects3xx ? "follow" : "error";
+}
+
+// fetch with the mode redirectMode chose, and the one second try that learns the engine's way
+// (see above). Resolves to the Response; rejects as fetch does.
+async function exchange(url, init, session) {
+  const res = await fetch(url, init.redirect === "follow" ? { ...init, headers: mayFollow(init.headers) } : init).catch(async (err) => {
+    if (!session || init.redirect !== "error" || init.body !== undefined || init.signal.aborted) throw err;
+    let again;
+    try {
+      again = await fetch(url, { ...init, redirect: "follow", headers: mayFollow(init.headers) });
+    } catch {
+      throw err; // not a 3xx that "error" refused: the failure it was
+    }
+    if (!again.redirected && REDIRECT.has(again.status)) errorModeRejects3xx = true;
+    return again;
+  });
+  return res;
+}
+
+// The host's answer to an exchange's Response (see send in the file's opening comment).
+async function readAnswer(res, session) {
+  if (res.redirected) return ["redirect", "followed"]; // a body-less request followed a Location
+  if (res.type === "opaqueredirect") return session ? ["hidden"] : ["redirect", "refused"]; // mode "manual"
+  // An absent field is null, not "": Go converts each string it receives with two calls, and
+  // a 308 carries only Range.
+  const get = (name) => res.headers.get(name) || null;
+  const override = get("x-http-status-code-override");
+  let text = null;
+  if (res.status === 308 || override === "308") {
+    // Core reads nothing of a 308's body (PROTOCOL.md section 3): it is drained meanwhile, so
+    // that the request ends normally rather than being cut.
+    res.arrayBuffer().then(noop, noop);
+  } else {
+    const buf = await res.arrayBuffer();
+    text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
+  }
+  return ["ok", res.status, get("range"), get("location"), override, get("retry-after"), text];
+}
 
 export function createHost() {
   const entries = new Map(); // id -> { blob or stream, sink, getHeaders, ac }
@@ -51,7 +131,7 @@ export function createHost() {
   return {
     /** Opens the entry of upload id: { blob or stream (a StreamSource), sink, getHeaders }. */
     open(id, entry) {
-      entries.set(id, { ...entry, ac: null });
+      entries.set(id, { ...entry, ac: null, watch: entry.blob instanceof File ? new FileWatch(entry.blob) : null });
     },
 
     /** Drops the entry of upload id, aborting its request in flight. */
@@ -69,7 +149,7 @@ export function createHost() {
       return entries.size;
     },
 
-    send(id, method, url, headers, pre, start, end, post, redirect, timeoutMs, cb) {
+    send(id, method, url, headers, pre, start, end, post, session, timeoutMs, cb) {
       const e = entries.get(id);
       if (!e) return void cb("error", "Error", "mediaupload: no such upload");
       const parts = [];
@@ -79,56 +159,69 @@ export function createHost() {
       // A Blob without a type, or bytes: fetch adds no Content-Type of its own (core sets it).
       const one = parts.length === 1 && (parts[0] instanceof Blob || ArrayBuffer.isView(parts[0]));
       const body = parts.length === 0 ? undefined : one ? parts[0] : new Blob(parts);
+      const record = {};
+      const h = headers === "" ? [] : headers.split("\n");
+      for (let i = 0; i + 1 < h.length; i += 2) record[h[i]] = h[i + 1];
+
       const ac = new AbortController();
       e.ac = ac;
       // fetch never times out on its own: a stalled connection would hang for ever.
       let stalled = false;
       const timer = timeoutMs > 0 ? setTimeout(() => ((stalled = true), ac.abort()), timeoutMs) : 0;
-      const record = {};
-      const h = headers === "" ? [] : headers.split("\n");
-      for (let i = 0; i + 1 < h.length; i += 2) record[h[i]] = h[i + 1];
-      fetch(url, { method, headers: record, body, redirect, signal: ac.signal })
-        .then(async (res) => {
-          clearTimeout(timer);
-          if (redirect === "follow" && res.redirected) {
-            ac.abort(); // the target's answer is of no use
-            return void answer(id, e, cb, "redirect");
-          }
-          // An absent field is null, not "": Go converts each string it receives with two
-          // calls, and a 308 carries only Range.
-          const get = (name) => res.headers.get(name) || null;
-          const override = get("x-http-status-code-override");
-          let text = null;
-          if (res.status === 308 || override === "308") {
-            // Core reads nothing of a 308's body (PROTOCOL.md section 3): it is drained
-            // meanwhile, so that the request ends normally rather than being cut.
-            res.arrayBuffer().then(noop, noop);
-          } else {
-            const buf = await res.arrayBuffer();
-            text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
-          }
-          if (e.ac === ac) e.ac = null;
-          e.cause = undefined; // an answer came: an earlier failure is not why the upload ends
-          answer(id, e, cb, "ok", res.status, get("range"), get("location"), override, get("retry-after"), text);
-        })
-        .catch(async (err) => {
-          clearTimeout(timer);
-          if (e.ac === ac) e.ac = null;
-          e.cause = err; // the cause of a network_error, should the retries run out
-          if (stalled) return void answer(id, e, cb, "stall", "TimeoutError", `no answer in ${timeoutMs} ms`);
-          if (globalThis.navigator?.onLine === false) return void answer(id, e, cb, "offline", ...failure(err));
-          // fetch says "Failed to fetch" for a File it could not read as for a lost
-          // connection; a byte of it read here tells them apart (a File changed or removed
-          // on disk rejects with NotReadableError).
-          // Only a File: a Blob made in memory cannot change on disk, and Chromium now and
-          // then fails a read of one for a moment (a retry then succeeds).
-          const unreadable = start >= 0 && e.blob instanceof File && !ac.signal.aborted && (await unreadableAt(e.blob, start));
-          if (unreadable) {
-            e.cause = unreadable;
-            return void answer(id, e, cb, "source", ...failure(unreadable));
-          }
-          answer(id, e, cb, "fetch", ...failure(err));
-        });
+      // A File changed on disk (file-watch.js): seen before the request, or while it is sent
+      // (then the request is aborted), it is the source's failure, which no retry can mend.
+      const watch = start >= 0 ? e.watch : null;
+      let changed = null;
+      let unwatch = noop;
+      const changedBy = (err) => {
+        changed ??= err;
+        ac.abort();
+      };
+      const finish = () => {
+        clearTimeout(timer);
+        unwatch();
+        if (e.ac === ac) e.ac = null;
+      };
+
+      const mode = redirectMode(session, body !== undefined, "x-guploader-no-308" in record);
+      const go = () =>
+        exchange(url, { method, headers: record, body, redirect: mode, signal: ac.signal }, session)
+          .then((res) => readAnswer(res, session))
+          .then((args) => {
+            finish();
+            if (changed) return void answer(id, e, cb, "source", ...failure((e.cause = changed)));
+            if (args[1] === "followed") ac.abort(); // the redirect's target: its answer is of no use
+            e.cause = undefined; // an answer came: an earlier failure is not why the upload ends
+            answer(id, e, cb, ...args);
+          })
+          .catch(async (err) => {
+            finish();
+            e.cause = err; // the cause of a network_error, should the retries run out
+            if (changed) return void answer(id, e, cb, "source", ...failure((e.cause = changed)));
+            if (stalled) return void answer(id, e, cb, "stall", "TimeoutError", `no answer in ${timeoutMs} ms`);
+            if (globalThis.navigator?.onLine === false) return void answer(id, e, cb, "offline", ...failure(err));
+            // A File that cannot be read any more fails fetch as a lost connection does. Only
+            // a File: a Blob made in memory cannot change on disk, and Chromium now and then
+            // fails a read of one for a moment (a retry then succeeds).
+            const unreadable = watch && !ac.signal.aborted && (await watch.unreadable(start));
+            if (unreadable) return void answer(id, e, cb, "source", ...failure((e.cause = unreadable)));
+            answer(id, e, cb, "fetch", ...failure(err));
+          });
+
+      if (!watch) return void go();
+      const moved = watch.moved();
+      if (moved) {
+        finish();
+        return void queueMicrotask(() => answer(id, e, cb, "source", ...failure((e.cause = moved))));
+      }
+      unwatch = watch.during(start, end, changedBy);
+      if (end >= e.blob.size) {
+        // The request that completes the object: every sample is compared first.
+        watch.check(start, end, true).then((err) => (err ? (finish(), answer(id, e, cb, "source", ...failure((e.cause = err)))) : go()));
+      } else {
+        go();
+        watch.check(start, end).then((err) => err && changedBy(err));
+      }
     },
 
     whenOnline(id, cb) {
@@ -178,9 +271,9 @@ export function createHost() {
           },
           (err) => {
             // A File that can no longer be read is the source's failure, not the module's.
-            e.cause = err;
-            const gone = e.blob instanceof File && (err?.name === "NotReadableError" || err?.name === "NotFoundError");
-            answer(id, e, cb, gone ? "source" : "error", ...failure(err));
+            const gone = e.blob instanceof File ? unreadableFile(err) : null;
+            e.cause = gone ?? err;
+            answer(id, e, cb, gone ? "source" : "error", ...failure(e.cause));
           },
         );
     },
@@ -247,15 +340,5 @@ function detach(buf) {
     else structuredClone(buf, { transfer: [buf] });
   } catch {
     // nothing to do: the buffer goes when Go's reference does
-  }
-}
-
-// Whether the Blob's byte at `at` can no longer be read: the error reading it gives, or null.
-async function unreadableAt(blob, at) {
-  try {
-    await blob.slice(at, at + 1).arrayBuffer();
-    return null;
-  } catch (err) {
-    return err;
   }
 }
