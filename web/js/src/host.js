@@ -35,7 +35,7 @@
 //   emit(id, type, ...args)   a report for the sink; "done" and "fail" end the entry ("fail"
 //                             gets the JS error behind it, if any, as its sixth argument)
 
-import { FileWatch, unreadableFile } from "./file-watch.js";
+import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
 import { NotKeptError } from "./stream.js";
 
 // The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
@@ -126,7 +126,8 @@ export function createHost() {
   const answer = (id, e, cb, ...args) => {
     if (entries.get(id) === e) cb(...args);
   };
-  const failure = (err) => [String(err?.name ?? ""), String(err?.message ?? err)];
+  // An error as [name, message] for the Go side; the watch's own errors say all in their message.
+  const failure = (err) => [err instanceof FileChangedError ? "" : String(err?.name ?? ""), String(err?.message ?? err)];
 
   return {
     /** Opens the entry of upload id: { blob or stream (a StreamSource), sink, getHeaders }. */

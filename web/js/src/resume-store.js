@@ -24,6 +24,18 @@ const PREFIX = "mediaupload:";
 
 let opened = null; // Promise<IDBDatabase | null>, once per realm
 
+// A page that is going away (a reload, a closed tab) fails its uploads in flight on its way out,
+// with whatever the engine makes of it: WebKit fails reads of the File, which looks like a File
+// changed on disk, a millisecond before "pagehide". Such failures say nothing about the
+// upload, so a record is forgotten only a moment after the failure, and not at all if the
+// page is hidden meanwhile.
+const FORGET_AFTER_MS = 500;
+const forgetting = new Set(); // timers of forget() calls not carried out yet
+globalThis.addEventListener?.("pagehide", () => {
+  for (const t of forgetting) clearTimeout(t);
+  forgetting.clear();
+});
+
 /** The database, or null where IndexedDB cannot be used; older localStorage records moved in. */
 function database() {
   opened ??= new Promise((resolve) => {
@@ -106,7 +118,7 @@ async function moveFromLocalStorage(db) {
 
 // It returns an error message for a call that cannot be resumed, else the upload's memo:
 //   load(waited) -> Promise<sessionURL | null>   (a finished upload's only if waited)
-//   save(url), finished(url), forget()            (fire and forget)
+//   save(url), finished(url), forget()            (fire and forget; forget: a moment later)
 //   lock(onWait) -> Promise<release()>            onWait: another tab holds it; we wait
 export function sessionMemo(blob, options) {
   if (!(blob instanceof File)) {
@@ -131,7 +143,13 @@ export function sessionMemo(blob, options) {
     },
     save: (sessionURL) => put({ sessionURL, savedAt: Date.now() }),
     finished: (sessionURL) => (sessionURL ? put({ sessionURL, savedAt: Date.now(), done: true }) : undefined),
-    forget: () => void inStore("readwrite", (s) => s.delete(key)),
+    forget() {
+      const t = setTimeout(() => {
+        forgetting.delete(t);
+        inStore("readwrite", (s) => s.delete(key));
+      }, FORGET_AFTER_MS);
+      forgetting.add(t);
+    },
     async lock(onWait) {
       const locks = globalThis.navigator?.locks;
       let release = () => {};
