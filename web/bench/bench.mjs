@@ -5,11 +5,14 @@
 //   - the module's WebAssembly memory after uploading a 1 GiB Blob (zero-copy: under 32 MiB).
 //   - the client-side time per chunk: from one answer to the next request, plain and module
 //     (a steadier figure than throughput on a shared machine).
+//   - the module at its defaults against one whole PUT in Chromium, Firefox and WebKit, and
+//     each engine's module time against Chromium's (engines.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
 import { benchBusy } from "./busy.mjs";
+import { benchEngines } from "./engines.mjs";
 import { benchLinks, prepareLinks } from "./links.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
@@ -17,7 +20,9 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 const BUSY_RUNS = Number(process.env.BENCH_BUSY_RUNS ?? 3);
 // Rounds over each emulated link (each round uploads ten seconds' worth five ways).
 const LINK_RUNS = Number(process.env.BENCH_LINK_RUNS ?? 3);
-// BENCH_ONLY=loopback, links, drain, streams or busy runs that part alone.
+// Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
+const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
+// BENCH_ONLY=loopback, links, drain, streams, busy or engines runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -213,6 +218,11 @@ async function startSink() {
 
 const mbps = (size, ms) => size / MiB / (ms / 1000);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// The engines part starts its own browsers and servers (engines.mjs); alone, it needs none of
+// the Chromium page below.
+if (ONLY === "" || ONLY === "engines") await benchEngines(ENGINE_RUNS);
+if (ONLY === "engines") process.exit();
 
 const env = await startAll();
 try {
