@@ -109,11 +109,12 @@ test_wasm() {
 	kill "$REF_PID" 2>/dev/null || true
 }
 test_browser() {
-	log "browser tests of dist/ (playwright-core, headless Chromium)"
+	log "browser tests of dist/: in Chromium (web/test/), and in Chromium, Firefox and WebKit (web/test/engines/)"
 	go build -o "$TESTTMP/refserver" ./web/cmd/refserver
 	go build -o "$TESTTMP/serve" ./web/cmd/serve
 	MEDIAUPLOAD_REFSERVER="$TESTTMP/refserver" MEDIAUPLOAD_SERVE="$TESTTMP/serve" \
-		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 --test-timeout=600000 --test-force-exit web/test/*.test.mjs
+		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 --test-timeout=600000 --test-force-exit \
+		web/test/*.test.mjs web/test/engines/*.test.mjs
 	log "tsc --noEmit over the typed example"
 	npx tsc --noEmit -p web/test/types
 }

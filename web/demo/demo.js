@@ -57,6 +57,9 @@ function refreshNote() {
   if (s.target === "gcs" && s.statusEachChunk) {
     notes.push("fake-gcs-server finishes the object when it receives a status query, so with this option it ends early with a short object (docs/protocol.md, section 7).");
   }
+  if (s.target === "gcs" && !s.no308) {
+    notes.push("Without X-GUploader-No-308 the server answers real 308s, which Firefox's fetch does not hand over: the module then asks with a status query, and fake-gcs-server finishes the object on it (docs/protocol.md, sections 6 and 7).");
+  }
   if (s.target !== "ref" && s.flaky) notes.push("The flaky network applies to the reference server only.");
   // A fixed small chunk costs a request (and, on a real server, a round trip) per chunk; the
   // emulator is slow per request: a 300 MiB file took 510 s in 256 KiB chunks, 21 s in 8 MiB.
@@ -696,7 +699,7 @@ function wire() {
   for (const el of document.querySelectorAll("input[name=target]")) {
     el.addEventListener("change", () => { refreshNote(); loadObjects(); });
   }
-  for (const id of ["#statusEachChunk", "#checksum", "#customURL", "#chunkSize", "#uploadType"]) $(id).addEventListener("change", refreshNote);
+  for (const id of ["#statusEachChunk", "#no308", "#checksum", "#customURL", "#chunkSize", "#uploadType"]) $(id).addEventListener("change", refreshNote);
   $("#flaky").addEventListener("change", syncFlaky);
   $("#record").addEventListener("click", toggleRecording);
   $("#seed").addEventListener("change", () => settings().flaky && syncFlaky());

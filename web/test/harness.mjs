@@ -27,7 +27,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { after, before, beforeEach, describe, test as nodeTest } from "node:test";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
@@ -544,6 +544,52 @@ export async function startServe() {
         child.kill("SIGTERM");
         setTimeout(() => child.exitCode === null && child.kill("SIGKILL"), 3000).unref();
       }).finally(() => buildDir && rmSync(buildDir, { recursive: true, force: true })),
+  };
+}
+
+/**
+ * A proxy on 127.0.0.1 in front of `target` (an origin) that passes every request through
+ * and adds the error hook (browsers.mjs, ERRORS_HOOK) at the top of every HTML page, so that
+ * page.errors() sees what a page of another server throws from its first script on, in every
+ * engine (classic WebDriver has no console). Resolves to { url, stop() }.
+ */
+export async function startErrorsProxy(target) {
+  const server = createServer((req, res) => {
+    const headers = { ...req.headers, host: new URL(target).host };
+    if (/text\/html/.test(headers.accept ?? "")) delete headers["accept-encoding"]; // a page to edit comes plain
+    const up = httpRequest(target + req.url, { method: req.method, headers }, (answer) => {
+      const html = /^text\/html/.test(answer.headers["content-type"] ?? "");
+      if (!html) {
+        res.writeHead(answer.statusCode, answer.headers);
+        return void answer.pipe(res);
+      }
+      const parts = [];
+      answer.on("data", (d) => parts.push(d));
+      answer.on("end", () => {
+        const page = Buffer.concat(parts).toString("utf8");
+        const at = page.search(/<head[^>]*>/i);
+        const end = at < 0 ? 0 : at + page.match(/<head[^>]*>/i)[0].length;
+        const body = page.slice(0, end) + `<script>${ERRORS_HOOK}</script>` + page.slice(end);
+        const headers = { ...answer.headers, "content-length": Buffer.byteLength(body) };
+        delete headers["content-encoding"];
+        res.writeHead(answer.statusCode, headers);
+        res.end(body);
+      });
+    });
+    up.on("error", (err) => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end(String(err));
+    });
+    req.pipe(up);
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    stop: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -44,7 +44,13 @@ func gcsCORS(next http.Handler) http.Handler {
 		}
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, PATCH, DELETE")
-			h.Set("Access-Control-Allow-Headers", allowedHeaders)
+			// Whatever the page asks for, as Cloud Storage does (its buckets' CORS settings
+			// name origins, methods and exposed headers, never request headers).
+			allow := allowedHeaders
+			if rh := r.Header.Get("Access-Control-Request-Headers"); rh != "" {
+				allow = rh
+			}
+			h.Set("Access-Control-Allow-Headers", allow)
 			// Lets the browser skip the preflight before every chunk PUT.
 			h.Set("Access-Control-Max-Age", "3600")
 			w.WriteHeader(http.StatusNoContent)

@@ -130,13 +130,15 @@ func TestFakeGCSResumableCrossOrigin(t *testing.T) {
 	res, _ := do(t, http.MethodOptions, upload, nil, map[string]string{
 		"Origin":                         origin,
 		"Access-Control-Request-Method":  "POST",
-		"Access-Control-Request-Headers": "content-type,x-upload-content-type,x-upload-content-length,authorization",
+		"Access-Control-Request-Headers": "content-type,x-upload-content-type,x-upload-content-length,authorization,content-range,x-guploader-no-308,x-extra",
 	})
 	if res.StatusCode/100 != 2 {
 		t.Fatalf("preflight: status %d", res.StatusCode)
 	}
+	// Whatever is asked for is allowed, a header of the page's own (x-extra) too, as Cloud
+	// Storage does.
 	allowed := strings.ToLower(res.Header.Get("Access-Control-Allow-Headers"))
-	for _, h := range []string{"x-upload-content-type", "x-upload-content-length", "content-range", "authorization", "x-guploader-no-308"} {
+	for _, h := range []string{"x-upload-content-type", "x-upload-content-length", "content-range", "authorization", "x-guploader-no-308", "x-extra"} {
 		if !strings.Contains(allowed, h) {
 			t.Errorf("preflight does not allow %s: %q", h, allowed)
 		}

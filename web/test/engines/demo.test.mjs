@@ -1,0 +1,116 @@
+// The demo page and fake-gcs-server (the independent server, embedded in web/cmd/serve) in
+// every engine. The demo loads with no error in its console (seen through a proxy that adds
+// the error hook at the top of the page: ../harness.mjs, startErrorsProxy), files picked in its
+// input arrive intact on both of its targets, and a screenshot per engine lands in
+// test-output/ (MEDIAUPLOAD_TEST_OUT). From a page of another origin, the module uploads to
+// fake-gcs-server at "auto" with a checksum, in fixed chunks, as media, multipart and a stream.
+// Run: node --test web/test/engines/demo.test.mjs
+
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before } from "node:test";
+import { scratchDir } from "../browsers.mjs";
+import { CHUNK, MiB, forEachEngine, md5Base64, pseudoRandomBytes, startErrorsProxy, startServe, useEnv } from "../harness.mjs";
+
+const OUT_DIR = process.env.MEDIAUPLOAD_TEST_OUT ?? join(tmpdir(), "mediaupload-test-out");
+
+let serve, proxy, files;
+before(async () => {
+  mkdirSync(OUT_DIR, { recursive: true });
+  serve = await startServe();
+  proxy = await startErrorsProxy(serve.url);
+  files = scratchDir();
+});
+after(async () => {
+  await Promise.allSettled([proxy?.stop(), serve?.stop()]);
+  files?.remove();
+});
+
+// The stored object on fake-gcs-server (its JSON API), or undefined.
+async function gcsObject(name) {
+  const r = await fetch(`${serve.url}/storage/v1/b/demo/o/${encodeURIComponent(name)}`);
+  return r.ok ? r.json() : undefined;
+}
+
+forEachEngine((engine) => {
+  let env;
+  const { test, unique } = useEnv(async (e) => {
+    env = e;
+  }, { engine, timeout: 120_000 });
+
+  test("the demo loads with no error, and files picked in it arrive intact on both targets", async () => {
+    const page = await env.browser.newPage(proxy.url + "/");
+    try {
+      await page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
+      const list = [
+        [unique("demo-odd") + ".bin", 1.5 * MiB + 17, 3],
+        [unique("demo-three") + ".bin", 3 * MiB + 1, 4],
+      ].map(([name, size, seed]) => {
+        const bytes = pseudoRandomBytes(size, seed);
+        writeFileSync(join(files.dir, name), bytes);
+        return { name, size, md5: md5Base64(bytes) };
+      });
+      for (const target of ["ref", "gcs"]) {
+        // As a user would: the target's radio button, then the file input.
+        await page.evaluate((t) => document.querySelector(`input[name=target][value=${t}]`).click(), target);
+        await page.setInputFiles("#files", list.map((f) => join(files.dir, f.name)));
+        const rows = await page.waitForFunction(
+          (names) => {
+            const rows = names.map((n) => [...document.querySelectorAll("li.file")].filter((li) => li.dataset.name === n).at(-1));
+            if (!rows.every((li) => li && (li.dataset.state === "failed" || (li.dataset.md5 && li.dataset.md5 !== "pending")))) return null;
+            return rows.map((li) => ({ state: li.dataset.state, md5: li.dataset.md5, pct: li.querySelector(".pct").textContent, error: li.querySelector(".error").textContent }));
+          },
+          list.map((f) => f.name),
+          { timeout: 60_000 },
+        );
+        for (const [i, r] of rows.entries()) {
+          assert.equal(r.state, "done", `${target} ${list[i].name}: ${r.error}`);
+          assert.equal(r.md5, "match", `${target} ${list[i].name}: the page's md5 check`);
+          assert.equal(r.pct, "100 %");
+        }
+        if (target === "gcs") {
+          for (const f of list) assert.equal((await gcsObject(f.name))?.md5Hash, f.md5, `fake-gcs-server holds ${f.name}`);
+        }
+      }
+      await page.screenshot(join(OUT_DIR, `demo-${engine}.png`));
+      assert.deepEqual(await page.errors(), [], "errors in the demo's console");
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("fake-gcs-server from another origin: auto with a checksum, fixed chunks, media, multipart, a stream", async () => {
+    const page = await env.openPage();
+    const base = `${serve.url}/upload/storage/v1/b/demo/o?name=`;
+    const cases = [
+      { name: unique("gcs-auto"), size: 5 * MiB + 3, options: { checksum: "both" } },
+      { name: unique("gcs-fixed"), size: 4 * CHUNK + 9, options: { chunkSize: CHUNK, headers: { "X-Extra": "e" }, token: true } },
+      { name: unique("gcs-media"), size: 300_001, options: { uploadType: "media" } },
+      { name: unique("gcs-multipart"), size: 300_002, options: { uploadType: "multipart", metadata: {} } },
+      { name: unique("gcs-stream"), size: 2 * MiB + 77, options: { chunkSize: CHUNK }, stream: true },
+    ];
+    try {
+      for (const [i, c] of cases.entries()) {
+        const out = await page.evaluate(
+          ({ url, size, seed, options, stream }) => {
+            const { token, ...opts } = options;
+            if (opts.metadata) opts.metadata.name = new URL(url).searchParams.get("name");
+            if (token) opts.getHeaders = () => ({ Authorization: "Bearer gcs" });
+            const source = stream ? new Blob([T.bytes(size, seed)]).stream() : T.blob(size, seed);
+            return T.run(source, { url, ...opts });
+          },
+          { url: base + encodeURIComponent(c.name), size: c.size, seed: 90 + i, options: c.options, stream: !!c.stream },
+        );
+        assert.ok(out.ok, `${c.name}: ${JSON.stringify(out.error)}`);
+        const obj = await gcsObject(c.name);
+        assert.equal(obj?.size, String(c.size), `${c.name}: size on fake-gcs-server`);
+        assert.equal(obj?.md5Hash, md5Base64(pseudoRandomBytes(c.size, 90 + i)), `${c.name}: md5 on fake-gcs-server`);
+        assert.deepEqual(out.events.filter((e) => e.type === "retry"), [], `${c.name}: no retry`);
+      }
+    } finally {
+      await page.close();
+    }
+  });
+});
