@@ -216,6 +216,9 @@ func (u *Upload) refreshHeaders(ctx Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if _, bad := Find[*ArgumentError](err); bad {
+				return err // what it returned was no headers at all
+			}
 			return &AuthError{Err: err}
 		}
 		for k, v := range got {

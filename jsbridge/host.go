@@ -367,7 +367,8 @@ func (c *conn) headers(ctx core.Context) (core.Header, error) {
 	case err != nil:
 		return nil, err
 	case a.kind == "bad":
-		return nil, errors.New(a.str(0)) // core names the field itself
+		// Not an object of strings: the caller's mistake, as an invalid header name is.
+		return nil, &core.ArgumentError{Field: "getHeaders", Reason: "what it returned is " + a.str(0)}
 	case a.kind != "ok":
 		return nil, a.err()
 	}

@@ -286,7 +286,13 @@ export function createHost() {
         .then(() => e.getHeaders())
         .then(
           (v) => {
-            const flat = flatHeaders(v);
+            let flat;
+            try {
+              flat = flatHeaders(v);
+            } catch (err) {
+              // A Proxy or a getter that throws: a bad answer, not an upload left waiting.
+              flat = { bad: `reading it threw ${err?.name ?? "an error"}: ${err?.message ?? err}` };
+            }
             answer(id, e, cb, flat.bad ? "bad" : "ok", flat.bad ?? flat.text);
           },
           (err) => {

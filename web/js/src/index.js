@@ -8,7 +8,9 @@
 //   worker.js        the Worker of worker mode (dist/mediaupload.worker.js)
 //   worker-engine.js the page's side of worker mode: relays each upload by message
 //   host.js          holds each upload's Blob or stream, sink and requests by id, for Go
+//   file-watch.js    a File changed on disk while it uploads: seen, in every engine
 //   stream.js        a ReadableStream source: chunks kept until the server confirms them
+//   stream-relay.js  worker mode's stream where none can be transferred: the page reads it
 //   go-runtime.js    Go's wasm_exec.js, bundled in, kept off the page's globals
 //   upload.js        the Upload object: an EventTarget and a thenable
 //   queue.js         mu.queue

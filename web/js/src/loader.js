@@ -47,7 +47,8 @@ async function instantiate({ wasmURL, worker, workerURL }) {
  * The engine: what an Upload asks of the module, by upload id. Here the host and the Go side
  * run in the page; in worker mode (worker-engine.js) both run in a Worker and these four calls
  * are relayed (the options are a structured-clonable copy, a Blob is cloned, a stream is
- * transferred, the sink and getHeaders are relayed by message).
+ * transferred or, where the browser cannot transfer one, read on the page for the Worker:
+ * stream-relay.js; the sink and getHeaders are relayed by message).
  *
  *   start(source, options, { sink, getHeaders }) -> id   source: a Blob or a ReadableStream;
  *                                                         options: the plain copy (wireOptions)

@@ -34,13 +34,14 @@ export async function startModule(wasmURL, given) {
 }
 
 /**
- * Starts upload `id` of `source` (a Blob, or a ReadableStream read by the host: stream.js)
- * with `options` (the plain copy: wireOptions), reporting to `sink`. The Go side ends every
- * upload with sink.done or sink.fail, possibly at once (a bad argument); the host drops the
- * entry then. Throws only when the Go side could not take the call at all.
+ * Starts upload `id` of `source` (a Blob; a ReadableStream, read by the host: stream.js; or a
+ * source of a stream read elsewhere, with StreamSource's interface: stream-relay.js) with
+ * `options` (the plain copy: wireOptions), reporting to `sink`. The Go side ends every upload
+ * with sink.done or sink.fail, possibly at once (a bad argument); the host drops the entry
+ * then. Throws only when the Go side could not take the call at all.
  */
 export function startUpload({ api, host }, id, source, options, sink, getHeaders) {
-  const stream = source instanceof Blob ? null : new StreamSource(source);
+  const stream = source instanceof Blob ? null : source instanceof ReadableStream ? new StreamSource(source) : source;
   host.open(id, stream ? { stream, sink, getHeaders } : { blob: source, sink, getHeaders });
   try {
     api.upload(id, stream ? -1 : source.size, stream ? "" : source.type, options);

@@ -1,7 +1,7 @@
 // The Upload object of docs/api.md ("One upload"): an EventTarget that fires the events of
 // XMLHttpRequest.upload, and a thenable, driven by what the Go side reports through its sink.
 
-import { MediaUploadError } from "./errors.js";
+import { MediaUploadError, errorCode } from "./errors.js";
 import { sessionMemo } from "./resume-store.js";
 
 const HANDLER_TYPES = ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange"];
@@ -95,8 +95,12 @@ export class Upload extends EventTarget {
       // pause() came before the engine had the upload: it starts paused.
       if (this.#want === "paused" && this.#id) this.#engine.pause(this.#id);
     } catch (err) {
-      // The Go side validates the options it reads; whatever it throws is a bad argument.
-      this.#fail({ code: err?.code ?? "invalid_argument", message: String(err?.message ?? err) });
+      // The Go side validates the options it reads; whatever it throws is a bad argument. An
+      // engine that knows better throws a MediaUploadError (worker-engine.js: a source that
+      // cannot be handed to the Worker is a source_error). Any other code of a thrown value
+      // is not ours (a DOMException's is a number: a DataCloneError's is 25).
+      const own = err instanceof MediaUploadError;
+      this.#fail({ code: errorCode(err, "invalid_argument"), message: String(err?.message ?? err), cause: own ? err.cause : err });
     }
   }
 
@@ -220,8 +224,9 @@ export class Upload extends EventTarget {
         this.#done({ status, metadata: parseJSON(body), body, sessionURL: sessionURL || null }),
       ),
       // cause: the JS error behind a network_error or an auth_error, kept by the host.
+      // code: the Go side's (core.Code), which errorCode only guards.
       fail: live((code, message, status, responseText, sessionURL, cause) =>
-        this.#fail({ code, message, status, responseText, sessionURL: sessionURL || null, cause }),
+        this.#fail({ code: errorCode(code, "protocol_error"), message, status, responseText, sessionURL: sessionURL || null, cause }),
       ),
     };
   }

@@ -2,8 +2,12 @@
 // Worker (worker.js) and this relays the engine's calls to it, and each upload's reports and
 // getHeaders back. The Upload objects on the page are the same as in page mode (upload.js talks
 // only to an engine), so events, promise, pause/resume/abort, the queue and the XMLHttpRequest
-// facade behave alike.
+// facade behave alike. A ReadableStream is transferred to the Worker where the browser can;
+// elsewhere (WebKit) the page reads it and answers the Worker's pulls (stream-relay.js).
 
+import { MediaUploadError } from "./errors.js";
+import { StreamSource } from "./stream.js";
+import { answerPull, errorData, revive, streamsTransfer } from "./stream-relay.js";
 import { packageFileURL } from "./wasm.js";
 
 /** The worker's script: beside this one (the way bundlers understand), or `workerURL`. */
@@ -48,27 +52,56 @@ export async function startWorker(workerURL, wasmURL, givenWasm) {
 
 function workerEngine(worker) {
   let last = 0;
-  const entries = new Map(); // id -> { sink, getHeaders }, until the upload's end is reported
+  // id -> { sink, getHeaders, stream, cause }, until the upload's end is reported. stream: the
+  // page's StreamSource of a relayed stream, until the Worker closes it; cause: what that
+  // stream failed with, the cause of the source_error that follows.
+  const entries = new Map();
+  const post = (msg) => worker.postMessage(msg);
+
+  // Ends upload `id` on the page: its relayed stream is closed (cancelled, its Blobs let go).
+  const end = (id, reason) => {
+    const e = entries.get(id);
+    if (!e) return null;
+    entries.delete(id);
+    e.stream?.close(reason);
+    e.stream = null;
+    return e;
+  };
+
   // A Worker that dies (an error it did not catch, a crash) ends every upload in flight, so
-  // that none waits for ever: each fails with a message saying so.
-  worker.onerror = (e) => {
-    e.preventDefault?.();
-    const message = `the module's Worker stopped (${e.message || "an error in the Worker"})`;
-    for (const [id, { sink }] of entries) {
-      entries.delete(id);
-      sink.fail?.("network_error", message, 0, "", "");
+  // that none waits for ever: each fails with a message saying so, as a network_error (the
+  // session, if any, is still good: a later try with resume: true goes on with it).
+  worker.onerror = (ev) => {
+    ev.preventDefault?.();
+    const message = `the module's Worker stopped (${ev.message || "an error in the Worker"})`;
+    for (const id of [...entries.keys()]) {
+      const e = end(id, new Error(message));
+      try {
+        e.sink.fail?.("network_error", message, 0, "", "");
+      } catch (err) {
+        globalThis.reportError?.(err);
+      }
     }
   };
   worker.onmessage = ({ data: m }) => {
     const e = entries.get(m.id);
+    if (m.t === "pull") return void pull(m, e);
     if (!e) return;
     if (m.t === "sink") {
-      if (m.type === "done" || m.type === "fail") entries.delete(m.id);
+      if (m.type === "done" || m.type === "fail") {
+        end(m.id, m.type === "fail" ? new Error(String(m.args[1] ?? "the upload failed")) : undefined);
+        // A relayed stream's own error, not the copy that came back by message.
+        if (m.type === "fail" && m.args[0] === "source_error" && e.cause !== undefined) m.args[5] = e.cause;
+      }
       try {
         e.sink[m.type]?.(...m.args);
       } catch (err) {
         globalThis.reportError?.(err);
       }
+    } else if (m.t === "close") {
+      // The Worker's host let go of the relayed stream (the upload settled, or failed to start).
+      e.stream?.close(m.reason ? revive(m.reason) : undefined);
+      e.stream = null;
     } else if (m.t === "getHeaders") {
       // The page's getHeaders, asked by the Go side in the worker; its answer goes back.
       Promise.resolve()
@@ -79,25 +112,85 @@ function workerEngine(worker) {
         );
     }
   };
-  const reply = (req, answer) => {
+
+  // The Worker's pull of a relayed stream (stream-relay.js), answered with the Blob of the
+  // bytes; one for an upload closed since is answered with an error (the Worker may still wait).
+  const pull = async ({ id, req, start, end: to }, e) => {
+    const source = e?.stream;
+    const answer = source ? await answerPull(source, start, to) : { error: errorData(new Error("the upload has ended")) };
+    if (source && entries.get(id)?.stream !== source) return void post({ t: "pulled", id, req, error: errorData(new Error("the upload has ended")) });
+    if (answer.cause !== undefined && answer.error.name !== "NotKeptError") e.cause = answer.cause;
+    post({ t: "pulled", id, req, n: answer.n, blob: answer.blob, error: answer.error });
+  };
+
+  // Transfers the stream with the start message; false if the browser refused it all the same
+  // (the feature test said it could), the stream untouched and left to the relay.
+  const transferred = (msg, stream) => {
     try {
-      worker.postMessage({ t: "headers", req, ...answer });
+      worker.postMessage(msg, [stream]);
+      return true;
     } catch (err) {
-      // Not cloneable: what getHeaders returned or threw goes as a plain error.
-      const error = answer.ok ? new TypeError("getHeaders returned something that cannot be sent to the worker") : err;
-      worker.postMessage({ t: "headers", req, ok: false, error: { name: error.name, message: String(error.message) } });
+      if (stream.locked) throw err;
+      return false;
     }
   };
+
+  const reply = (req, answer) => {
+    try {
+      post({ t: "headers", req, ...answer });
+      return;
+    } catch {}
+    // Not cloneable. What getHeaders returned is judged in the Worker as on the page (host.js:
+    // an object of strings): its string fields go, any other field as null, and anything but an
+    // object as its type's name, so that the Worker finds it as wrong as the page would (a
+    // Proxy, a Headers object, a function). What it threw goes as its name and message.
+    let error = answer.error;
+    if (answer.ok) {
+      try {
+        const v = answer.value;
+        const value =
+          typeof v === "object" && !Array.isArray(v)
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typeof x === "string" ? x : null]))
+            : typeof v;
+        return void post({ t: "headers", req, ok: true, value });
+      } catch (err) {
+        error = err;
+      }
+    }
+    post({ t: "headers", req, ok: false, error: errorData(error) });
+  };
+
   return {
     start(source, options, { sink, getHeaders }) {
       const id = ++last;
-      entries.set(id, { sink, getHeaders });
-      // A Blob or File is cloned (its bytes are not copied); a stream is transferred.
-      worker.postMessage({ t: "start", id, source, options, getHeaders: !!getHeaders }, source instanceof Blob ? [] : [source]);
+      const e = { sink, getHeaders, stream: null, cause: undefined };
+      entries.set(id, e);
+      const msg = { t: "start", id, source, options, getHeaders: !!getHeaders };
+      try {
+        // A Blob or File is cloned (its bytes are not copied); a stream is transferred where
+        // the browser can, else the page reads it and the Worker's host asks for its bytes.
+        if (source instanceof Blob) post(msg);
+        else if (!(streamsTransfer() && transferred(msg, source))) {
+          e.stream = new StreamSource(source);
+          post({ ...msg, source: null, relay: true });
+        }
+      } catch (err) {
+        end(id, err);
+        // The options are a structured-clonable copy (upload.js): what could not be posted is
+        // the source. Its DOMException's code (DataCloneError: 25) is not one of ours.
+        const why = `the source could not be handed to the module's Worker (${err?.name ?? "Error"}: ${err?.message ?? err})`;
+        throw new MediaUploadError("source_error", why, { cause: err });
+      }
       return id;
     },
-    pause: (id) => worker.postMessage({ t: "pause", id }),
-    resume: (id) => worker.postMessage({ t: "resume", id }),
-    abort: (id) => worker.postMessage({ t: "abort", id }),
+    pause: (id) => post({ t: "pause", id }),
+    resume: (id) => post({ t: "resume", id }),
+    abort: (id) => {
+      // The page's stream is cancelled at once; the Worker's report of the end follows.
+      const e = entries.get(id);
+      e?.stream?.close(new Error("the upload was aborted"));
+      if (e) e.stream = null;
+      post({ t: "abort", id });
+    },
   };
 }

@@ -1,18 +1,23 @@
 // The Worker of worker mode (load({ worker: true }); dist/mediaupload.worker.js): the module
 // runs here, off the page's main thread, and the page's engine (worker-engine.js) relays each
 // upload's calls to it by message. Blobs and Files come by structured clone (no byte copied), a
-// ReadableStream is transferred; the reports of each upload go back as messages, and
-// getHeaders, which is the page's, is asked for by message too.
+// ReadableStream is transferred, or, where the browser cannot transfer one (WebKit), stays on
+// the page, which answers this host's pulls (stream-relay.js); the reports of each upload go
+// back as messages, and getHeaders, which is the page's, is asked for by message too.
 //
 // Messages from the page:   { t: "init", wasmURL, given }
 //                           { t: "start", id, source, options, getHeaders: bool }
+//                           { t: "start", id, source: null, relay: true, options, getHeaders }
 //                           { t: "pause" | "resume" | "abort", id }
 //                           { t: "headers", req, ok, value | error }
+//                           { t: "pulled", id, req, n, blob | error }   (stream-relay.js)
 // Messages to the page:     { t: "ready", version } | { t: "error", message }
 //                           { t: "sink", id, type, args }   (state, progress, …, done, fail)
 //                           { t: "getHeaders", id, req }
+//                           { t: "pull", id, req, start, end } | { t: "close", id, reason }
 
 import { startModule, startUpload } from "./module.js";
+import { StreamRelay } from "./stream-relay.js";
 
 const SINK = ["state", "progress", "retry", "session", "request", "done", "fail"];
 
@@ -20,14 +25,24 @@ let mod = null;
 let nextReq = 0;
 const asked = new Map(); // req -> { id, resolve, reject }: getHeaders calls the page answers
 
-// Posts a message; what cannot be cloned (an odd object thrown by the page's code) goes as
-// its name and message.
+// Posts a message; what cannot be cloned (an odd object thrown by the page's code, the cause
+// of a failure) goes as its name and message, so that no report, a failure least of all, is
+// lost on the way.
 function post(msg) {
   try {
     self.postMessage(msg);
   } catch {
-    msg.args = msg.args?.map((a) => (a && typeof a === "object" ? { name: a.name, message: String(a.message ?? a) } : a));
+    msg.args = msg.args?.map((a) => (a !== null && typeof a !== "string" && typeof a !== "number" && typeof a !== "boolean" ? plain(a) : a));
     self.postMessage(msg);
+  }
+}
+
+// A value that could not be posted, as { name, message } (undefined stays undefined).
+function plain(a) {
+  try {
+    return a === undefined ? a : { name: String(a?.name ?? "Error"), message: String(a?.message ?? a) };
+  } catch {
+    return { name: "Error", message: "an error that cannot be described" };
   }
 }
 
@@ -49,6 +64,9 @@ self.onmessage = async ({ data: m }) => {
     case "abort":
       mod?.api[m.t](m.id);
       break;
+    case "pulled":
+      StreamRelay.answered(m);
+      break;
     case "headers": {
       const a = asked.get(m.req);
       asked.delete(m.req);
@@ -59,7 +77,7 @@ self.onmessage = async ({ data: m }) => {
   }
 };
 
-function start({ id, source, options, getHeaders }) {
+function start({ id, source, relay, options, getHeaders }) {
   const sink = {
     // Each request's report costs a message; the page decides whether anyone listens.
     wantRequests: true,
@@ -82,7 +100,7 @@ function start({ id, source, options, getHeaders }) {
         })
     : null;
   try {
-    startUpload(mod, id, source, options, sink, gh);
+    startUpload(mod, id, relay ? new StreamRelay(id, post) : source, options, sink, gh);
   } catch (err) {
     sink.fail("invalid_argument", String(err?.message ?? err), 0, "", "");
   }
