@@ -190,7 +190,11 @@ export interface UploadOptions {
   retry?: RetryOptions;
   /** Ask the server for its offset after every chunk. */
   queryStatusEachChunk?: boolean;
-  /** Send "X-GUploader-No-308: yes" and understand 200 + "X-HTTP-Status-Code-Override: 308". */
+  /**
+   * Send "X-GUploader-No-308: yes" with the session's requests (default true): the server then
+   * answers 200 + "X-HTTP-Status-Code-Override: 308", which every engine's fetch hands over.
+   * false: real 308s (in Firefox, read through a status query after each chunk).
+   */
   noRedirect308?: boolean;
   /** Hash while uploading, send X-Goog-Hash, compare with the final metadata's hashes. */
   checksum?: Checksum;

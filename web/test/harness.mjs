@@ -464,11 +464,18 @@ export async function startAll({ engine } = {}) {
   if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
     throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
   }
-  const [ref, web, browser] = await Promise.all([
+  const started = await Promise.allSettled([
     startRefServer(),
     startStaticServer(),
     engine ? launchEngine(engine) : launchBrowser(),
   ]);
+  const failed = started.find((r) => r.status === "rejected");
+  if (failed) {
+    // What did start is stopped: a listening server would keep the test process alive.
+    await Promise.allSettled(started.filter((r) => r.status === "fulfilled").map((r) => (r.value.stop ?? r.value.close)()));
+    throw failed.reason;
+  }
+  const [ref, web, browser] = started.map((r) => r.value);
   const checkObject = async (name, want, { download = true } = {}) => {
     const obj = await ref.object(name);
     if (!obj) return [`no object ${name}`];
