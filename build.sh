@@ -84,7 +84,7 @@ test_native() {
 	go test -count=1 -timeout 10m ./core/... ./web/...
 	log "fuzzing the header parsers and the chunk sizer briefly"
 	local f
-	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzJSONString FuzzChunkSizer; do
+	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzJSONString FuzzGoogleError FuzzChunkSizer; do
 		go test -run '^$' -fuzz "^$f\$" -fuzztime 5s ./core >/dev/null
 		echo "fuzz $f: ok"
 	done

@@ -131,17 +131,21 @@ func (h *hasher) header() string {
 }
 
 // verify compares the hashes with those of the final metadata (GCS: "crc32c", "md5Hash";
-// Drive: "md5Checksum", in hex). A hash asked for that the server does not state is a
-// mismatch too: the caller asked to be sure.
-func (h *hasher) verify(body []byte) error {
+// Drive: "md5Checksum", in hex). A mismatch is reported only against a hash the server
+// stated; one that states none of those asked for cannot be checked, and the caller asked to
+// be sure: that is a protocol error (of status, the final answer's).
+func (h *hasher) verify(body []byte, status int) error {
 	if h == nil {
 		return nil
 	}
 	crc, md := h.sums()
+	checked := 0
 	if crc != "" {
-		got, _ := jsonString(body, "crc32c")
-		if got != crc {
-			return &ChecksumError{Kind: "crc32c", Local: crc, Server: got}
+		if got, ok := jsonString(body, "crc32c"); ok && got != "" {
+			if got != crc {
+				return &ChecksumError{Kind: "crc32c", Local: crc, Server: got}
+			}
+			checked++
 		}
 	}
 	if md != "" {
@@ -151,9 +155,15 @@ func (h *hasher) verify(body []byte) error {
 				got = hexToBase64(hex)
 			}
 		}
-		if got != md {
-			return &ChecksumError{Kind: "md5", Local: md, Server: got}
+		if got != "" {
+			if got != md {
+				return &ChecksumError{Kind: "md5", Local: md, Server: got}
+			}
+			checked++
 		}
+	}
+	if checked == 0 {
+		return &ProtocolError{Reason: "the server's final answer states no hash (crc32c, md5Hash or md5Checksum) to compare the file's with, so the stored object could not be checked", Status: status}
 	}
 	return nil
 }

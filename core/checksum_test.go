@@ -43,7 +43,17 @@ func TestChecksum(t *testing.T) {
 		{"crc32c only", CRC32C, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"}, {n: -1, status: 200, body: meta, check: hashIs("crc32c=" + crc)}}, ""},
 		{"server's md5 differs", MD5, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"},
 			{n: -1, status: 200, body: strings.Replace(meta, md, "AAAA", 1)}}, CodeChecksum},
-		{"server states no hash", CRC32C, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"}, {n: -1, status: 200, body: `{}`}}, CodeChecksum},
+		// A mismatch is reported only against a hash the server stated (docs/api.md).
+		{"server states no hash: not checked, which is no mismatch", CRC32C, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"}, {n: -1, status: 200, body: `{}`}}, CodeProtocol},
+		{"both asked, Drive states only its md5", Both, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"},
+			{n: -1, status: 200, body: `{"md5Checksum":"` + hexMD5(d) + `"}`}}, ""},
+		// A final answer cut off on the way: the session is asked, and answers whole.
+		{"a cut-off final answer: the session asked again", Both, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"},
+			{n: -1, status: 200, body: meta[:len(meta)/2]},
+			{cr: "bytes */786437", n: 0, status: 200, body: meta}}, ""},
+		{"a cut-off final answer the session cannot repeat: not checked, no mismatch", Both, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"},
+			{n: -1, status: 200, body: `{"kind":"storage#object","name":"x","crc32`},
+			{cr: "bytes */786437", n: 0, status: 404, body: `{"error":{"code":404}}`}}, CodeProtocol},
 		{"Drive's md5Checksum in hex", MD5, []ex{start(), {n: -1, status: 308, rng: "bytes=0-262143"}, {n: -1, status: 308, rng: "bytes=0-524287"}, {n: -1, status: 308, rng: "bytes=0-786431"},
 			{n: -1, status: 200, body: `{"md5Checksum":"` + hexMD5(d) + `"}`}}, ""},
 	}
@@ -139,5 +149,69 @@ func TestMD5(t *testing.T) {
 		if got := d.Sum(); string(got) != string(want[:]) {
 			t.Fatalf("md5 of %d bytes = %x, want %x", n, got, want)
 		}
+	}
+}
+
+func TestGoogleError(t *testing.T) {
+	tests := []struct{ body, message, reason string }{
+		{`{"error":{"code":403,"message":"The project exceeded its storage quota.","errors":[{"message":"The project exceeded its storage quota.","domain":"usageLimits","reason":"quotaExceeded"}]}}`,
+			"The project exceeded its storage quota.", "quotaExceeded"},
+		{`{"error": {"errors": [{"reason": "notFound"}, {"reason": "other"}], "message": "No such object: b/o", "code": 404}}`, "No such object: b/o", "notFound"},
+		{`{"error":{"code":400,"message":"caf\u00e9 \"quoted\" \ud83d\ude00"}}`, "café \"quoted\" 😀", ""},
+		{`{"error":"invalid_grant"}`, "", ""},
+		{`<html>503</html>`, "", ""},
+		{`{"error":{"message":"cut`, "", ""},
+		{``, "", ""},
+	}
+	for _, tt := range tests {
+		m, r := googleError([]byte(tt.body))
+		if m != tt.message || r != tt.reason {
+			t.Errorf("googleError(%s) = %q, %q; want %q, %q", tt.body, m, r, tt.message, tt.reason)
+		}
+	}
+}
+
+func TestJSONObject(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"a":"b","c":{"d":[1,2,"]}"]}}`: true,
+		` {"name":"caf\u00e9.txt"} `:   true,
+		`{"a":"b"`:                      false,
+		`{"a":"b"}x`:                    false,
+		`["a"]`:                         false,
+		``:                              false,
+		`{"md5Hash":"abc`:               false,
+	} {
+		if got := jsonObject([]byte(body)); got != want {
+			t.Errorf("jsonObject(%s) = %v, want %v", body, got, want)
+		}
+	}
+}
+
+func FuzzGoogleError(f *testing.F) {
+	f.Add(`{"error":{"code":403,"message":"m","errors":[{"reason":"r"}]}}`)
+	f.Add(`{"error":{"errors":[`)
+	f.Fuzz(func(t *testing.T, b string) {
+		googleError([]byte(b)) // must not panic or hang
+		jsonObject([]byte(b))
+	})
+}
+
+func TestHTTPErrorMessage(t *testing.T) {
+	e := newHTTPError("PUT", "https://up.example.com/upload/storage/v1/b/bkt/o?uploadType=resumable&upload_id=SECRET", &Response{
+		Status: 403,
+		Body:   []byte(`{"error":{"code":403,"message":"The project exceeded its storage quota.","errors":[{"reason":"quotaExceeded"}]}}`),
+	})
+	msg := e.Error()
+	for _, want := range []string{"PUT", "https://up.example.com/upload/storage/v1/b/bkt/o", "403 Forbidden", "The project exceeded its storage quota.", "quotaExceeded"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "SECRET") {
+		t.Errorf("message %q shows the session URI's query", msg)
+	}
+	e = newHTTPError("POST", "https://up.example.com/upload/wrong?name=x", &Response{Status: 404, Body: []byte("Not Found")})
+	if msg := e.Error(); !strings.Contains(msg, "POST https://up.example.com/upload/wrong?name=x with 404 Not Found; check the URL") {
+		t.Errorf("404: %q", msg)
 	}
 }

@@ -54,12 +54,54 @@ func (e *ArgumentError) Code() string { return CodeInvalidArgument }
 // HTTPError is an answer with a status that no retry can fix (400, 403, a 401 after asking for
 // headers again, …).
 type HTTPError struct {
-	Status int
-	Header Header
-	Body   []byte
+	Method, URL string // the request that got it ("" where unknown)
+	Status      int
+	Header      Header
+	Body        []byte
+	// Message and Reason are what the answer says, where it is Google's JSON error (its
+	// error.message and error.errors[0].reason, e.g. "quotaExceeded"); "" otherwise.
+	Message, Reason string
 }
 
-func (e *HTTPError) Error() string { return "the server answered " + statusText(e.Status) }
+// newHTTPError is the answer resp to method url as an *HTTPError, its JSON error read.
+func newHTTPError(method, url string, resp *Response) *HTTPError {
+	e := &HTTPError{Method: method, URL: url, Status: resp.Status, Header: resp.Header, Body: resp.Body}
+	e.Message, e.Reason = googleError(resp.Body)
+	return e
+}
+
+func (e *HTTPError) Error() string {
+	msg := "the server answered " + statusText(e.Status)
+	if e.URL != "" {
+		msg = "the server refused " + e.Method + " " + shownURL(e.URL) + " with " + statusText(e.Status)
+	}
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	if e.Reason != "" {
+		msg += " (reason: " + e.Reason + ")"
+	}
+	switch e.Status {
+	case 401:
+		msg += "; the credentials are missing or expired: check what getHeaders gives"
+	case 403:
+		if e.Message == "" {
+			msg += "; the credentials lack permission for it, or the quota is spent"
+		}
+	case 404:
+		msg += "; check the URL"
+	}
+	return msg
+}
+
+// shownURL is url as a person reads it in a message: a session URI without its query, which
+// is long and, like a password, lets whoever holds it write the object.
+func shownURL(url string) string {
+	if strings.Contains(url, "upload_id=") {
+		return withoutQuery(url)
+	}
+	return url
+}
 
 // Code returns "http_error".
 func (e *HTTPError) Code() string { return CodeHTTP }

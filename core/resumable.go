@@ -82,10 +82,15 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 		case vAnswer:
 			done, stored, err := interpret(resp, &s)
 			if err != nil {
+				if pe, ok := err.(*ProtocolError); ok && pe.Status == 200 && !s.finalSent && u.o.NoRedirect308 {
+					// A 308 in the no-308 form is a 200 with X-HTTP-Status-Code-Override.
+					pe.Reason += u.hiddenByCORS(req.URL, "X-HTTP-Status-Code-Override (and Range)")
+				}
 				return nil, err
 			}
 			if done {
-				return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body, SessionURL: u.SessionURL()}, nil
+				res := &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body, SessionURL: u.SessionURL()}
+				return u.wholeFinal(ctx, res), nil
 			}
 			if query && hidden >= 0 {
 				// The answer to a chunk whose own answer was hidden counts as that one's. But a
@@ -107,7 +112,11 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 				u.backoffs, u.throttles = 0, 0 // progress: the retry budget starts again
 			} else if chunkEnd > s.offset {
 				if s.stalls++; s.stalls > p.Retries {
-					return nil, &ProtocolError{Reason: "server kept none of " + strconv.Itoa(s.stalls) + " chunks in a row", Status: resp.Status}
+					why := "server kept none of " + strconv.Itoa(s.stalls) + " chunks in a row"
+					if resp.Header.Get("Range") == "" {
+						why += ", its answers showing no Range" + u.hiddenByCORS(req.URL, "Range")
+					}
+					return nil, &ProtocolError{Reason: why, Status: resp.Status}
 				}
 			}
 			s.offset = stored // the next chunk starts at the server's offset (section 3)
@@ -119,11 +128,11 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			// (section 5), a bounded number of times.
 			lost++
 			if lost > p.NewSessions || u.o.URL == "" {
-				return nil, &SessionExpiredError{Sessions: lost, Last: httpError(resp)}
+				return nil, &SessionExpiredError{Sessions: lost, Last: u.httpError(resp)}
 			}
 			// Told in this order: the retry (restart), confirmed back to 0 (loaded stays: it
 			// never goes backwards, API.md), then the state "starting".
-			u.lostBy = httpError(resp)
+			u.lostBy = u.httpError(resp)
 			// A stream keeps only what the server has not confirmed: if its first bytes are
 			// gone, a new session could not be filled, so none is started.
 			if _, err := u.src.Slice(0, 0); err != nil {
@@ -131,7 +140,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			}
 			u.setSession("")
 			if u.o.OnRetry != nil {
-				u.o.OnRetry(RetryInfo{Attempt: lost, Status: resp.Status, Err: httpError(resp), Restart: true})
+				u.o.OnRetry(RetryInfo{Attempt: lost, Status: resp.Status, Err: u.httpError(resp), Restart: true})
 			}
 			u.prog.p.Confirmed = 0
 			u.emitProgress()
@@ -154,9 +163,25 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 		case vFinal:
 			return nil, err
 		default:
-			return nil, httpError(resp)
+			return nil, u.httpError(resp)
 		}
 	}
+}
+
+// wholeFinal returns the final answer res, or, where its body is not one whole JSON object
+// (cut off on the way, or unreadable) while there is one to read or hashes to compare, the
+// answer of the session asked once more: a finished session answers a status query with the
+// object's metadata again (PROTOCOL.md section 4). Only an answer of the same kind, whole,
+// replaces it.
+func (u *Upload) wholeFinal(ctx Context, res *Result) *Result {
+	if jsonObject(res.Body) || (len(res.Body) == 0 && u.hash == nil) {
+		return res
+	}
+	resp, err := u.do(ctx, u.statusQuery())
+	if err != nil || (resp.Status != 200 && resp.Status != 201) || !jsonObject(resp.Body) {
+		return res
+	}
+	return &Result{Status: res.Status, Header: resp.Header, Body: resp.Body, SessionURL: res.SessionURL}
 }
 
 // interpret reads the answer to a chunk or a status query (PROTOCOL.md sections 3 and 4): done,

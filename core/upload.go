@@ -29,7 +29,8 @@ type Upload struct {
 	prog        progressState
 	backoffs    int    // backoff retries since the last progress
 	answered    bool   // some request of this upload got an answer: the server is reachable
-	lastURL     string // the URL of the latest request, for a network error's message
+	lastURL     string // the URL of the latest request, for the messages of errors
+	lastMethod  string // and its method
 	throttles   int    // 429/408 retries since the last progress
 	authRetried bool
 	sizer       *ChunkSizer // nil unless ChunkSize is ChunkAuto
@@ -178,7 +179,7 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 		if err = u.hash.catchUp(ctx, u.src, u.total); err != nil {
 			err = u.sourceError(err)
 		} else {
-			err = u.hash.verify(res.Body)
+			err = u.hash.verify(res.Body, res.Status)
 		}
 	}
 	switch {
@@ -247,7 +248,7 @@ func (u *Upload) headersFor(url string) Header {
 // do sends req and tells OnRequest how it went.
 func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	t0 := u.o.Clock.Now()
-	u.lastURL = req.URL
+	u.lastURL, u.lastMethod = req.URL, req.Method
 	if req.Timeout == 0 {
 		req.Timeout = u.timeoutFor(req.ContentLength()) // offline.go: a stalled request is given up
 	}
@@ -296,7 +297,7 @@ func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error 
 	info := RetryInfo{Err: err}
 	if err == nil {
 		info.Status = resp.Status
-		info.Err = httpError(resp)
+		info.Err = u.httpError(resp)
 	}
 	switch v {
 	case vBackoff:
@@ -371,11 +372,24 @@ func (u *Upload) exhausted(attempts int, resp *Response, err error) error {
 	if err != nil {
 		return &NetworkError{Attempts: attempts, URL: u.lastURL, Origin: u.o.Origin, Err: err}
 	}
-	return &RetriesExhaustedError{Attempts: attempts, Last: httpError(resp)}
+	return &RetriesExhaustedError{Attempts: attempts, Last: u.httpError(resp)}
 }
 
-func httpError(resp *Response) *HTTPError {
-	return &HTTPError{Status: resp.Status, Header: resp.Header, Body: resp.Body}
+// hiddenByCORS is what to add to the message of an answer that lacks header names when the
+// request went to another origin than the page's: a browser hides every header of a
+// cross-origin answer that the server's CORS configuration does not list in
+// Access-Control-Expose-Headers (PROTOCOL.md section 6), the commonest reason for it.
+func (u *Upload) hiddenByCORS(url, names string) string {
+	if u.o.Origin == "" || originOf(url) == u.o.Origin {
+		return ""
+	}
+	return ". If the server sent it, its CORS configuration hides it from pages of " + u.o.Origin +
+		": it must list " + names + " in Access-Control-Expose-Headers"
+}
+
+// httpError is resp, the answer to the latest request, as an *HTTPError.
+func (u *Upload) httpError(resp *Response) *HTTPError {
+	return newHTTPError(u.lastMethod, u.lastURL, resp)
 }
 
 // runSingle sends a media or multipart upload: one request, retried whole (PROTOCOL.md
@@ -430,7 +444,7 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		case vFinal:
 			return nil, err
 		default:
-			return nil, httpError(resp)
+			return nil, u.httpError(resp)
 		}
 	}
 }
@@ -438,7 +452,7 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 // reauth asks GetHeader again after a 401, once; a second 401 is final.
 func (u *Upload) reauth(ctx Context, resp *Response) error {
 	if u.authRetried || u.o.GetHeader == nil {
-		return httpError(resp)
+		return u.httpError(resp)
 	}
 	u.authRetried = true
 	return u.refreshHeaders(ctx)
@@ -473,7 +487,7 @@ func (u *Upload) startSession(ctx Context) (string, error) {
 			}
 			loc := resp.Header.Get("Location")
 			if loc == "" {
-				return "", &ProtocolError{Reason: "no Location in the answer to a session start", Status: resp.Status}
+				return "", &ProtocolError{Reason: "no Location in the answer to a session start" + u.hiddenByCORS(url, "Location"), Status: resp.Status}
 			}
 			abs, ok := resolveLocation(url, loc) // a relative Location is resolved against the request URL
 			if !ok {
@@ -494,7 +508,7 @@ func (u *Upload) startSession(ctx Context) (string, error) {
 		case vFinal:
 			return "", err
 		default:
-			return "", httpError(resp)
+			return "", u.httpError(resp)
 		}
 	}
 }

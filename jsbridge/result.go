@@ -11,16 +11,18 @@ import (
 // reference that only Go's collector would end.
 
 // fail reports err as the upload's end: emit("fail", code, message, status, responseText,
-// sessionURL). status and responseText come from the last answer the error holds, if any.
+// sessionURL, null, reason, serverMessage). status, responseText, reason and serverMessage
+// come from the last answer the error holds, if any (reason and serverMessage: Google's JSON
+// error's); the null is the host's to fill with the JS error behind the failure.
 func (c *conn) fail(err error, sessionURL string) {
-	status, text := 0, ""
+	status, text, reason, message := 0, "", "", ""
 	// The HTTPError may be inside a RetriesExhaustedError or a SessionExpiredError.
 	if he, ok := core.Find[*core.HTTPError](err); ok {
-		status, text = he.Status, string(he.Body)
+		status, text, reason, message = he.Status, string(he.Body), he.Reason, he.Message
 	} else if pe, ok := core.Find[*core.ProtocolError](err); ok {
 		status = pe.Status
 	}
-	c.emit("fail", core.Code(err), err.Error(), status, text, sessionURL)
+	c.emit("fail", core.Code(err), err.Error(), status, text, sessionURL, nil, reason, message)
 }
 
 // progressArgs are the arguments of the progress report: loaded, total, confirmed,

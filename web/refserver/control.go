@@ -15,6 +15,9 @@ type Config struct {
 	// Link emulates an uplink in front of the upload routes (package netlink): bodies read
 	// at BitsPerSecond, answers one RTTMs late. Zeros: loopback as it is.
 	Link *LinkConfig `json:"link,omitempty"`
+	// Expose is the Access-Control-Expose-Headers of every answer, to play a server whose CORS
+	// configuration is half done (say "Location" alone); "" means the protocol's headers.
+	Expose *string `json:"expose,omitempty"`
 }
 
 // LinkConfig is Config.Link.
@@ -98,6 +101,11 @@ func (s *Server) controlMux() *http.ServeMux {
 		if c.SessionOrigin != nil {
 			s.SetSessionOrigin(*c.SessionOrigin)
 		}
+		if c.Expose != nil {
+			s.mu.Lock()
+			s.expose = *c.Expose
+			s.mu.Unlock()
+		}
 		if c.Link != nil {
 			if c.Link.BitsPerSecond < 0 || c.Link.RTTMs < 0 {
 				writeError(w, http.StatusBadRequest, "link: bitsPerSecond and rttMs must not be negative")
@@ -120,9 +128,9 @@ func (s *Server) controlMux() *http.ServeMux {
 func (s *Server) config() Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	origin, form := s.origin, s.form
+	origin, form, expose := s.origin, s.form, s.expose
 	rate, rtt := s.link.Get()
-	return Config{SessionOrigin: &origin, RangeForm: &form, Link: &LinkConfig{BitsPerSecond: rate * 8, RTTMs: rtt.Milliseconds()}}
+	return Config{SessionOrigin: &origin, RangeForm: &form, Link: &LinkConfig{BitsPerSecond: rate * 8, RTTMs: rtt.Milliseconds()}, Expose: &expose}
 }
 
 // readJSON decodes a control request body, answering 400 when it is not

@@ -16,8 +16,8 @@ const exposeHeaders = "Location, Range, X-HTTP-Status-Code-Override, X-Goog-Hash
 const allowMethods = "GET, POST, PUT, DELETE, OPTIONS"
 
 // setCORS puts the CORS answer headers on every response (PROTOCOL.md
-// section 6).
-func setCORS(w http.ResponseWriter, r *http.Request) {
+// section 6); expose, when not "", replaces the headers exposed.
+func setCORS(w http.ResponseWriter, r *http.Request, expose string) {
 	h := w.Header()
 	if origin := r.Header.Get("Origin"); origin != "" {
 		h.Set("Access-Control-Allow-Origin", origin)
@@ -26,7 +26,10 @@ func setCORS(w http.ResponseWriter, r *http.Request) {
 		h.Set("Access-Control-Allow-Origin", "*")
 	}
 	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Expose-Headers", exposeHeaders)
+	if expose == "" {
+		expose = exposeHeaders
+	}
+	h.Set("Access-Control-Expose-Headers", expose)
 }
 
 // preflight answers an OPTIONS request: 204 allowing the requested method and

@@ -53,16 +53,17 @@
 //	DELETE /_ref/faults          clears it
 //	GET    /_ref/log             JSON array of LogEntry
 //	DELETE /_ref/log             clears it
-//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","link":{"bitsPerSecond":N,"rttMs":M}}
+//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","link":{"bitsPerSecond":N,"rttMs":M},"expose":"..."}
 //	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default);
 //	                             "link" emulates an uplink (package netlink) in front of every
 //	                             route but /_ref/: bodies read at bitsPerSecond, answers rttMs
-//	                             late; zeros (and POST /_ref/reset) take it away
+//	                             late; zeros (and POST /_ref/reset) take it away; "expose" replaces
+//	                             Access-Control-Expose-Headers, to play a half-configured server
 //	POST   /_ref/reset           clears objects, sessions, faults, log and config (back to Options)
 //
 // Control answers without data are 200 {"ok":true}. Errors, of the control
 // API and of uploads alike, are shaped like Google's:
-// {"error":{"code":400,"message":"..."}}. Every route, control routes included, carries the CORS
+// {"error":{"code":400,"message":"...","errors":[{"domain":"global","reason":"invalid","message":"..."}]}}. Every route, control routes included, carries the CORS
 // headers and answers preflights.
 //
 // # Faults

@@ -22,6 +22,7 @@ const (
 	ActionRateLimit    = "ratelimit"    // 429 with Retry-After: RetryAfter
 	ActionRedirect     = "redirect"     // 308 with a Location (to /redirected/…) and a Range: what fetch must not follow
 	ActionStall        = "stall"        // hold the request unanswered (AfterBytes read at once, the rest drained) until the client gives up
+	ActionCutBody      = "cutbody"      // process the request, but send the first half of its answer's body only (a whole answer, its JSON cut off)
 )
 
 // Rule is one scripted fault. Its JSON form is the one of POST /_ref/faults.
@@ -48,6 +49,10 @@ type Rule struct {
 	RetryAfter int `json:"retryAfter,omitempty"`
 	// To is the origin ActionRedirect points to ("http://host:port"); empty: this server's.
 	To string `json:"to,omitempty"`
+	// Message and Reason are the error's in ActionStatus's JSON answer (Google's form:
+	// error.message, error.errors[0].reason); empty: "injected fault" and the status's reason.
+	Message string `json:"message,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // Random injects recoverable faults into a Rate share of the requests no
@@ -59,6 +64,13 @@ type Rule struct {
 type Random struct {
 	Seed int64   `json:"seed"`
 	Rate float64 `json:"rate"`
+	// EveryUpload makes every upload meet a fault early, whatever Rate draws: the first chunk
+	// of each session (told apart by its upload_id) and the first try of each media or
+	// multipart upload (by its URL) get one of the random faults of their kind, never an
+	// expired session. At a low Rate some seeds draw no fault for a whole batch of uploads;
+	// with EveryUpload each one still shows a retry or a resumed chunk. (An empty resumable
+	// upload sends no chunk, only a status query: it gets none.)
+	EveryUpload bool `json:"everyUpload,omitempty"`
 }
 
 // Faults is a whole fault script, the body of POST /_ref/faults.
@@ -75,6 +87,8 @@ type fault struct {
 	keep       int64
 	retryAfter int
 	to         string
+	message    string
+	reason     string
 	random     bool
 }
 
@@ -115,6 +129,11 @@ type faultInjector struct {
 	rules  []*ruleState
 	rng    *rand.Rand // nil without random mode
 	rate   float64
+	every  bool // Random.EveryUpload
+	// met holds the uploads that had their Random.EveryUpload fault: sessions by upload_id
+	// (kept: their later chunks get none), media and multipart uploads by URL (dropped once a
+	// try of theirs goes through, so that the next upload to the same URL gets one again).
+	met map[string]bool
 }
 
 func newFaultInjector(next http.Handler, forget func(id string)) *faultInjector {
@@ -132,7 +151,7 @@ func validRule(r Rule) error {
 		if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 			return fmt.Errorf("refserver: fault status %d is not 4xx or 5xx", r.Status)
 		}
-	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit, ActionRedirect, ActionStall:
+	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit, ActionRedirect, ActionStall, ActionCutBody:
 	default:
 		return fmt.Errorf("refserver: unknown fault action %q", r.Action)
 	}
@@ -163,12 +182,13 @@ func (f *faultInjector) set(script Faults) error {
 	defer f.mu.Unlock()
 	f.script = Faults{Rules: append([]Rule{}, script.Rules...)}
 	f.rules = rules
-	f.rng = nil
+	f.rng, f.every, f.met = nil, false, nil
 	if rd := script.Random; rd != nil {
 		cp := *rd
 		f.script.Random = &cp
 		f.rng = rand.New(rand.NewPCG(uint64(rd.Seed), 0x9e3779b97f4a7c15))
 		f.rate = rd.Rate
+		f.every, f.met = rd.EveryUpload, map[string]bool{}
 	}
 	return nil
 }
@@ -186,9 +206,21 @@ func (f *faultInjector) get() Faults {
 	return out
 }
 
-// pick decides the fault for a request of the given kind and body length
-// (-1 when unknown), counting skips and times.
-func (f *faultInjector) pick(kind string, length int64) (fault, bool) {
+// uploadKey names the upload a request belongs to, for Random.EveryUpload: a session's chunks
+// by its upload_id, a media or multipart upload's tries by their URL; "" for the other kinds.
+func uploadKey(kind string, r *http.Request) string {
+	switch kind {
+	case KindChunk:
+		return "session " + r.URL.Query().Get("upload_id")
+	case KindMedia, KindMultipart:
+		return "single " + r.URL.RequestURI()
+	}
+	return ""
+}
+
+// pick decides the fault for a request of the given kind, body length
+// (-1 when unknown) and upload (uploadKey), counting skips and times.
+func (f *faultInjector) pick(kind string, length int64, upload string) (fault, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	// The random draws come first and are the same number for every request,
@@ -214,14 +246,35 @@ func (f *faultInjector) pick(kind string, length int64) (fault, bool) {
 		if rs.timesLeft > 0 {
 			rs.timesLeft--
 		}
-		ft := fault{action: rs.Action, status: rs.Status, afterBytes: rs.AfterBytes, keep: rs.Keep, retryAfter: rs.RetryAfter, to: rs.To}
+		ft := fault{action: rs.Action, status: rs.Status, afterBytes: rs.AfterBytes, keep: rs.Keep, retryAfter: rs.RetryAfter, to: rs.To, message: rs.Message, reason: rs.Reason}
 		if ft.action == ActionStatus && ft.status == 0 {
 			ft.status = http.StatusServiceUnavailable
 		}
 		return ft, true
 	}
-	if f.rng == nil || u >= f.rate {
+	if f.rng == nil {
 		return fault{}, false
+	}
+	forced := false
+	if f.every && upload != "" {
+		switch {
+		case !f.met[upload]:
+			forced = true
+			if len(f.met) >= 100_000 {
+				clear(f.met) // a demo left running for days: forget rather than grow
+			}
+			f.met[upload] = true
+		case u >= f.rate && kind != KindChunk:
+			// A media or multipart try that goes through: that upload is over, and the next
+			// one to the same URL is another upload.
+			delete(f.met, upload)
+		}
+	}
+	if u >= f.rate && !forced {
+		return fault{}, false
+	}
+	if forced {
+		c %= 95 // randomFault's c from 95 on is an expired session: never forced
 	}
 	return randomFault(kind, length, c, p)
 }
@@ -280,7 +333,7 @@ func randomFault(kind string, length int64, c int, p uint64) (fault, bool) {
 
 func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	kind := requestKind(r)
-	ft, ok := f.pick(kind, r.ContentLength)
+	ft, ok := f.pick(kind, r.ContentLength, uploadKey(kind, r))
 	if !ok {
 		f.next.ServeHTTP(w, r)
 		return
@@ -305,13 +358,30 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ActionKeep:
 		f.next.ServeHTTP(w, r.WithContext(withKeep(r.Context(), ft.keep)))
 		return
+	case ActionCutBody:
+		// The request is processed (a final chunk completes the object); its answer goes out
+		// whole as HTTP, but with half its body: JSON a proxy or a broken server cut off.
+		cut := &bodyBuffer{header: http.Header{}}
+		f.next.ServeHTTP(cut, r)
+		for k, v := range cut.header {
+			w.Header()[k] = v
+		}
+		body := cut.body.Bytes()[:cut.body.Len()/2]
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(cut.status)
+		w.Write(body)
+		return
 	}
 	// The other faults answer without storing; read the body first so the
 	// client sees the answer rather than a reset connection.
 	io.Copy(io.Discard, r.Body)
 	switch ft.action {
 	case ActionStatus:
-		writeError(w, ft.status, "injected fault")
+		msg := ft.message
+		if msg == "" {
+			msg = "injected fault"
+		}
+		writeGoogleError(w, ft.status, msg, ft.reason)
 	case ActionExpire:
 		f.forget(r.URL.Query().Get("upload_id"))
 		writeError(w, http.StatusNotFound, "injected fault: session expired") // PROTOCOL.md section 5
@@ -360,4 +430,24 @@ func (f *faultInjector) closeAfter(w http.ResponseWriter, r *http.Request, k int
 		panic(http.ErrAbortHandler) // net/http drops the connection unanswered
 	}
 	conn.Close()
+}
+
+// bodyBuffer is a ResponseWriter that keeps the answer (ActionCutBody sends it on, cut).
+type bodyBuffer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bodyBuffer) Header() http.Header { return b.header }
+
+func (b *bodyBuffer) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bodyBuffer) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
 }

@@ -3,6 +3,7 @@ package refserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -303,6 +304,61 @@ func TestRandomFaultsRecoverable(t *testing.T) {
 	}
 }
 
+// With EveryUpload, even at rate 0 every upload meets one fault early (a session's first chunk,
+// a media upload's first try), never an expired session, and still completes.
+func TestRandomEveryUpload(t *testing.T) {
+	s := newTestServer(t, Options{})
+	if err := s.SetFaults(Faults{Random: &Random{Seed: 11, Rate: 0, EveryUpload: true}}); err != nil {
+		t.Fatal(err)
+	}
+	data := testData(3*K + 5)
+	const sessions = 30
+	for i := range sessions {
+		name := "e" + strconv.Itoa(i)
+		resumeUpload(t, s, name, data)
+		if _, got, ok := s.Object(name); !ok || !bytes.Equal(got, data) {
+			t.Fatalf("upload %d did not complete (stored %v); faults: %v", i, ok, faultsLogged(s.Server))
+		}
+	}
+	faults := faultsLogged(s.Server)
+	if len(faults) != sessions {
+		t.Errorf("%d faults for %d sessions, want one each: %v", len(faults), sessions, faults)
+	}
+	for _, f := range faults {
+		if !strings.HasPrefix(f, "chunk: random ") || f == "chunk: random expire" {
+			t.Errorf("fault %q: want a random fault on a chunk, not an expired session", f)
+		}
+	}
+
+	// Three media uploads to the same URL, each tried until it goes through: the first try of
+	// each fails, the second goes through.
+	var tries []int
+	for range 3 {
+		for try := 1; ; try++ {
+			if a, err := s.try("POST", uploadPath+"?uploadType=media&name=m", data[:1000]); err == nil && a.status == 200 {
+				tries = append(tries, try)
+				break
+			}
+			if try == 5 {
+				t.Fatalf("a media upload failed 5 times at rate 0; faults: %v", faultsLogged(s.Server)[sessions:])
+			}
+		}
+	}
+	if fmt.Sprint(tries) != "[2 2 2]" {
+		t.Errorf("tries per media upload %v, want [2 2 2]", tries)
+	}
+
+	// Without EveryUpload, rate 0 injects nothing.
+	if err := s.SetFaults(Faults{Random: &Random{Seed: 11, Rate: 0}}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(faultsLogged(s.Server))
+	resumeUpload(t, s, "plain", data)
+	if got := faultsLogged(s.Server)[n:]; len(got) != 0 {
+		t.Errorf("rate 0 without EveryUpload injected %v", got)
+	}
+}
+
 func resumeUpload(t *testing.T, s *testServer, name string, data []byte) {
 	total := strconv.Itoa(len(data))
 	loc := ""
@@ -385,5 +441,36 @@ func TestStallHoldsTheRequestUntilTheClientGivesUp(t *testing.T) {
 	}
 	if a := s.query(t, loc); a.status != 308 || a.header.Get("Range") != "" {
 		t.Fatalf("after the stall: %d Range %q, want 308 with nothing stored", a.status, a.header.Get("Range"))
+	}
+}
+
+// cutbody: the final chunk completes the object, and its answer's JSON comes cut in half; the
+// session, asked, gives the whole metadata again.
+func TestFaultCutBody(t *testing.T) {
+	s := newTestServer(t, Options{})
+	data := testData(K + 10)
+	s.faults(t, Rule{On: KindChunk, Action: ActionCutBody})
+	loc := s.start(t, "POST", "&name=cut", nil)
+	a := s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data))))
+	if a.status != 201 || json.Valid(a.body) || len(a.body) == 0 {
+		t.Fatalf("cutbody: %d %q, want 201 and JSON cut off", a.status, a.body)
+	}
+	if _, got, _ := s.Object("cut"); !bytes.Equal(got, data) {
+		t.Error("the object was not stored whole")
+	}
+	if q := s.query(t, loc); q.status != 201 || q.json(t)["md5Hash"] == nil {
+		t.Errorf("status query after it: %d %s, want 201 with the metadata", q.status, q.body)
+	}
+}
+
+// A status fault in Google's JSON form, with the caller's message and reason.
+func TestFaultStatusGoogleJSON(t *testing.T) {
+	s := newTestServer(t, Options{})
+	s.faults(t, Rule{On: KindStart, Action: ActionStatus, Status: 403, Message: "The project exceeded its storage quota.", Reason: "quotaExceeded"})
+	a := s.do(t, "POST", s.ts.URL+"/upload/storage/v1/b/b/o?uploadType=resumable&name=x", nil)
+	e, _ := a.json(t)["error"].(map[string]any)
+	errs, _ := e["errors"].([]any)
+	if a.status != 403 || e["message"] != "The project exceeded its storage quota." || len(errs) != 1 || errs[0].(map[string]any)["reason"] != "quotaExceeded" {
+		t.Fatalf("answer %d %s", a.status, a.body)
 	}
 }

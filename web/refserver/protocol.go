@@ -553,8 +553,48 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError answers status with {"error":{"code":status,"message":msg}},
 // shaped like Google's JSON errors.
+// writeError answers with Google's JSON error: {"error": {"code", "message", "errors":
+// [{"domain", "reason", "message"}]}}, the reason the one Google's APIs give for the status.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg}})
+	writeGoogleError(w, status, msg, "")
+}
+
+// writeGoogleError is writeError with a reason of the caller's ("" for the status's own).
+func writeGoogleError(w http.ResponseWriter, status int, msg, reason string) {
+	if reason == "" {
+		reason = reasonOf(status)
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{
+		"code":    status,
+		"message": msg,
+		"errors":  []map[string]any{{"domain": "global", "reason": reason, "message": msg}},
+	}})
+}
+
+// reasonOf returns the reason Google's APIs give a status in their JSON errors.
+func reasonOf(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "invalid"
+	case http.StatusUnauthorized:
+		return "authError"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return "notFound"
+	case http.StatusConflict:
+		return "conflict"
+	case http.StatusGone:
+		return "gone"
+	case http.StatusPreconditionFailed:
+		return "conditionNotMet"
+	case http.StatusTooManyRequests:
+		return "rateLimitExceeded"
+	}
+	if status >= 500 {
+		return "backendError"
+	}
+	return "error"
 }
 
 type keepKey struct{}

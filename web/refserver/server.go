@@ -47,6 +47,7 @@ type Server struct {
 	mu       sync.Mutex
 	origin   string // current session origin
 	form     string // current range form
+	expose   string // Access-Control-Expose-Headers, "" for the protocol's (Config.Expose)
 	sessions map[string]*session
 	objects  map[string]*storedObject
 	log      []*LogEntry // entries in arrival order, filled in when answered
@@ -77,7 +78,10 @@ func New(opts Options) *Server {
 // ServeHTTP answers CORS preflights, the control API under /_ref/, and
 // uploads under /upload/ through the fault injector.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setCORS(w, r) // PROTOCOL.md section 6: on every answer, control routes included
+	s.mu.Lock()
+	expose := s.expose
+	s.mu.Unlock()
+	setCORS(w, r, expose) // PROTOCOL.md section 6: on every answer, control routes included
 	control := r.URL.Path == "/_ref" || strings.HasPrefix(r.URL.Path, "/_ref/")
 	if control {
 		s.serve(w, r, true)
@@ -222,6 +226,7 @@ func (s *Server) Reset() {
 	s.origin = s.opts.SessionOrigin
 	s.form = s.opts.RangeForm
 	s.link.Set(0, 0)
+	s.expose = ""
 }
 
 // forgetSession drops a session (the expire and gone faults).

@@ -209,7 +209,7 @@ function errorData(e, MediaUploadError) {
     isMediaUploadError: MediaUploadError ? e instanceof MediaUploadError : undefined,
     isError: e instanceof Error,
     name: e?.name, code: e?.code, message: String(e?.message ?? e), status: e?.status,
-    responseText: e?.responseText, sessionURL: e?.sessionURL,
+    responseText: e?.responseText, sessionURL: e?.sessionURL, reason: e?.reason, serverMessage: e?.serverMessage,
     cause: e?.cause === undefined ? undefined : { name: e.cause?.name, message: String(e.cause?.message ?? e.cause) },
   };
 }

@@ -15,6 +15,7 @@ export const ERROR_CODES = Object.freeze([
   "checksum_mismatch",
   "source_error",
   "aborted",
+  "load_error",
 ]);
 
 const KNOWN = new Set(ERROR_CODES);
@@ -31,7 +32,7 @@ export function errorCode(value, fallback) {
 
 /** The error every failed upload rejects with. `code` is one of the codes in docs/api.md. */
 export class MediaUploadError extends Error {
-  constructor(code, message, { status = 0, responseText = "", sessionURL = null, cause } = {}) {
+  constructor(code, message, { status = 0, responseText = "", sessionURL = null, reason = "", serverMessage = "", cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = "MediaUploadError";
     // The last guard: a code that is not one of docs/api.md's is the module's own fault, which
@@ -40,5 +41,9 @@ export class MediaUploadError extends Error {
     this.status = status;
     this.responseText = responseText;
     this.sessionURL = sessionURL;
+    // What the server's answer said, where it is Google's JSON error: its error.errors[0].reason
+    // ("quotaExceeded") and error.message; "" otherwise.
+    this.reason = reason;
+    this.serverMessage = serverMessage;
   }
 }

@@ -13,6 +13,7 @@
 //   stream-relay.js  worker mode's stream where none can be transferred: the page reads it
 //   go-runtime.js    Go's wasm_exec.js, bundled in, kept off the page's globals
 //   upload.js        the Upload object: an EventTarget and a thenable
+//   events.js        handler properties, event copies and safe calls, for every event target
 //   queue.js         mu.queue
 //   xhr.js           mu.XMLHttpRequest, for widgets that make their own
 //   uppy.js          the Uppy uploader plugin (dist/uppy.js)

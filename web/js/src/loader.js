@@ -1,6 +1,7 @@
 // Loading: instantiates Go's runtime glue and mediaupload.wasm once per page (or worker) and
 // returns the module object, `mu`, of docs/api.md ("Loading").
 
+import { MediaUploadError } from "./errors.js";
 import { startModule, startUpload } from "./module.js";
 import { UploadQueue } from "./queue.js";
 import { Upload } from "./upload.js";
@@ -18,7 +19,11 @@ let loading = null; // the promise of the one instance, shared by every call of 
 export async function load(options = {}) {
   loading ??= instantiate(options ?? {}).catch((err) => {
     loading = null;
-    throw err;
+    // Whatever went wrong (the wasm not there, a Content-Security-Policy, a Worker that cannot
+    // start), a MediaUploadError "load_error" saying so; what was thrown is its cause.
+    throw err instanceof MediaUploadError
+      ? err
+      : new MediaUploadError("load_error", String(err?.message ?? err), { cause: err?.cause ?? err });
   });
   return loading;
 }

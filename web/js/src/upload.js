@@ -2,9 +2,9 @@
 // XMLHttpRequest.upload, and a thenable, driven by what the Go side reports through its sink.
 
 import { MediaUploadError, errorCode } from "./errors.js";
+import { UPLOAD_EVENTS, callSafely, defineHandlers } from "./events.js";
 import { sessionMemo } from "./resume-store.js";
 
-const HANDLER_TYPES = ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange"];
 const FINAL = new Set(["done", "failed", "aborted"]);
 const EMPTY = Object.freeze({});
 
@@ -26,7 +26,6 @@ export class Upload extends EventTarget {
   #state = "starting"; // what up.state says: pause(), resume() and abort() change it at once
   #announced = "starting"; // the state of the last statechange event
   #want = null; // "paused" after pause(), "running" after resume(): Go's stale reports are dropped
-  #handlers = new Map(); // type -> the onTYPE handler property's function
   #sessionURL = null;
   #progress = null; // the last progress dispatched
   #lastStatus = 0; // the last HTTP status seen, for a MediaUploadError raised here
@@ -102,34 +101,6 @@ export class Upload extends EventTarget {
       const own = err instanceof MediaUploadError;
       this.#fail({ code: errorCode(err, "invalid_argument"), message: String(err?.message ?? err), cause: own ? err.cause : err });
     }
-  }
-
-  // The handler properties of XMLHttpRequest.upload (docs/api.md): onloadstart, onprogress,
-  // …, plus onretry and onstatechange. Each is a listener added when it is first set, called
-  // with the event like an addEventListener listener.
-  static {
-    for (const type of HANDLER_TYPES) {
-      Object.defineProperty(Upload.prototype, "on" + type, {
-        get() {
-          return this.#handlers.get(type)?.fn ?? null;
-        },
-        set(fn) {
-          this.#setHandler(type, fn);
-        },
-        enumerable: true,
-        configurable: true,
-      });
-    }
-  }
-
-  #setHandler(type, fn) {
-    let h = this.#handlers.get(type);
-    if (!h) {
-      h = { fn: null };
-      this.#handlers.set(type, h);
-      super.addEventListener(type, (event) => h.fn?.call(this, event));
-    }
-    h.fn = typeof fn === "function" ? fn : null;
   }
 
   addEventListener(type, listener, options) {
@@ -225,8 +196,8 @@ export class Upload extends EventTarget {
       ),
       // cause: the JS error behind a network_error or an auth_error, kept by the host.
       // code: the Go side's (core.Code), which errorCode only guards.
-      fail: live((code, message, status, responseText, sessionURL, cause) =>
-        this.#fail({ code: errorCode(code, "protocol_error"), message, status, responseText, sessionURL: sessionURL || null, cause }),
+      fail: live((code, message, status, responseText, sessionURL, cause, reason, serverMessage) =>
+        this.#fail({ code: errorCode(code, "protocol_error"), message, status, responseText, sessionURL: sessionURL || null, cause, reason, serverMessage }),
       ),
     };
   }
@@ -262,6 +233,8 @@ export class Upload extends EventTarget {
       status: info.status ?? this.#lastStatus,
       responseText: info.responseText ?? "",
       sessionURL: info.sessionURL ?? this.#sessionURL,
+      reason: info.reason || "",
+      serverMessage: info.serverMessage || "",
       cause: info.cause,
     });
     const aborted = err.code === "aborted";
@@ -368,13 +341,8 @@ export class Upload extends EventTarget {
 
   #call(name, arg) {
     const fn = this.#options[name];
-    if (typeof fn !== "function") return;
-    try {
-      fn(arg);
-    } catch (err) {
-      // Like an event listener's exception: reported, and the upload goes on.
-      globalThis.reportError ? globalThis.reportError(err) : setTimeout(() => { throw err; });
-    }
+    // Like an event listener's exception: reported, and the upload goes on.
+    if (typeof fn === "function") callSafely(fn, arg);
   }
 
   #enqueue(fn) {
@@ -388,6 +356,10 @@ export class Upload extends EventTarget {
     for (const fn of queue) fn();
   }
 }
+
+// The handler properties of XMLHttpRequest.upload (docs/api.md): onloadstart, onprogress, …,
+// plus onretry and onstatechange.
+defineHandlers(Upload, UPLOAD_EVENTS);
 
 // The options the Go side reads (jsbridge/options.go). It gets a fresh copy of them, never the
 // caller's object: nothing of the caller's (a getter, a Proxy, a callback) is reachable from

@@ -56,7 +56,7 @@ export async function instantiateWasm(url, importObject, given) {
   // something else, so read the bytes in that case rather than fail.
   const type = (res.headers.get("Content-Type") ?? "").split(";")[0].trim().toLowerCase();
   if (type === "application/wasm" && WebAssembly.instantiateStreaming) {
-    return WebAssembly.instantiateStreaming(res, importObject);
+    return WebAssembly.instantiateStreaming(res, importObject).catch(refused);
   }
   const bytes = await res.arrayBuffer();
   // A server that answers every unknown path with its index page (a single-page app's
@@ -68,5 +68,21 @@ export async function instantiateWasm(url, importObject, given) {
         `not WebAssembly; a server that answers unknown paths with a page does that): ${fix}`,
     );
   }
-  return WebAssembly.instantiate(bytes, importObject);
+  return WebAssembly.instantiate(bytes, importObject).catch(refused);
+}
+
+// A page whose Content-Security-Policy does not let it compile WebAssembly gets a CompileError
+// that each engine words its own way (Chromium and WebKit name 'unsafe-eval', Firefox "blocked
+// by CSP"); the fix is 'wasm-unsafe-eval' (which allows WebAssembly and nothing else), or
+// worker mode: a Worker runs under the policy its own script is served with, not the page's.
+function refused(err) {
+  if (err instanceof WebAssembly.CompileError && /content.security.policy|\bCSP\b|unsafe-eval/i.test(String(err.message))) {
+    throw new Error(
+      "mediaupload: the page's Content-Security-Policy does not allow WebAssembly: add 'wasm-unsafe-eval' to its " +
+        "script-src (not 'unsafe-eval', which allows eval too), or use load({ worker: true }), whose Worker runs " +
+        `under the policy its own script is served with (${err.message.trim()})`,
+      { cause: err },
+    );
+  }
+  throw err;
 }

@@ -13,7 +13,7 @@
 // An HTTP refusal the upload ends with (403, a 5xx after every retry, …) is an answer, not a
 // network error, as a real XMLHttpRequest would see it: status, responseText, load.
 
-import { copyEvent } from "./queue.js";
+import { copyEvent, defineHandlers } from "./events.js";
 
 const UNSENT = 0;
 const OPENED = 1;
@@ -32,34 +32,13 @@ const STATUS_TEXT = {
 
 const invalidState = (what) => new DOMException(`Failed to execute '${what}': the object's state must be OPENED.`, "InvalidStateError");
 
-// An EventTarget with on<type> handler properties, as XMLHttpRequestEventTarget.
+// An EventTarget with on<type> handler properties (events.js), as XMLHttpRequestEventTarget.
 class HandlerTarget extends EventTarget {
-  #handlers = {};
   listened = false; // a listener or handler was ever added (the upload listener flag)
 
   addEventListener(type, listener, options) {
     if (listener) this.listened = true;
     super.addEventListener(type, listener, options);
-  }
-
-  static defineHandlers(cls, types) {
-    for (const type of types) {
-      Object.defineProperty(cls.prototype, "on" + type, {
-        configurable: true,
-        enumerable: true,
-        get() {
-          return this.#handlers[type]?.fn ?? null;
-        },
-        set(fn) {
-          const old = this.#handlers[type];
-          if (old) this.removeEventListener(type, old.wrapper);
-          if (typeof fn !== "function") return void delete this.#handlers[type];
-          const wrapper = (e) => fn.call(this, e);
-          this.#handlers[type] = { fn, wrapper };
-          this.addEventListener(type, wrapper);
-        },
-      });
-    }
   }
 }
 
@@ -67,7 +46,7 @@ const PROGRESS_TYPES = ["loadstart", "progress", "abort", "error", "load", "time
 
 /** XMLHttpRequest.upload's stand-in. */
 export class XMLHttpRequestUpload extends HandlerTarget {}
-HandlerTarget.defineHandlers(XMLHttpRequestUpload, PROGRESS_TYPES);
+defineHandlers(XMLHttpRequestUpload, PROGRESS_TYPES);
 
 /** Makes the XMLHttpRequest class for one loaded module (`upload` is mu.upload). */
 export function xhrClass(upload) {
@@ -368,7 +347,7 @@ export function xhrClass(upload) {
       target.dispatchEvent(e);
     }
   }
-  HandlerTarget.defineHandlers(MediaUploadXMLHttpRequest, [...PROGRESS_TYPES, "readystatechange"]);
+  defineHandlers(MediaUploadXMLHttpRequest, [...PROGRESS_TYPES, "readystatechange"]);
   return MediaUploadXMLHttpRequest;
 }
 
