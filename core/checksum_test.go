@@ -174,12 +174,12 @@ func TestGoogleError(t *testing.T) {
 func TestJSONObject(t *testing.T) {
 	for body, want := range map[string]bool{
 		`{"a":"b","c":{"d":[1,2,"]}"]}}`: true,
-		` {"name":"caf\u00e9.txt"} `:   true,
-		`{"a":"b"`:                      false,
-		`{"a":"b"}x`:                    false,
-		`["a"]`:                         false,
-		``:                              false,
-		`{"md5Hash":"abc`:               false,
+		` {"name":"caf\u00e9.txt"} `:     true,
+		`{"a":"b"`:                       false,
+		`{"a":"b"}x`:                     false,
+		`["a"]`:                          false,
+		``:                               false,
+		`{"md5Hash":"abc`:                false,
 	} {
 		if got := jsonObject([]byte(body)); got != want {
 			t.Errorf("jsonObject(%s) = %v, want %v", body, got, want)
