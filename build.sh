@@ -2,6 +2,7 @@
 # The one entry point of mediaupload.
 #   ./build.sh          build dist/ and print the wasm's size against its budget
 #   ./build.sh test     install what the tests need, then run every test
+#   ./build.sh test go|wasm|browser [FILE...]   one part only (browser: those test files)
 #   ./build.sh serve    build dist/, then run the demo server (flags are passed on)
 #   ./build.sh bench    build dist/, then print the browser throughput and memory figures
 #   ./build.sh soak     build dist/, then run the random-fault soak (MEDIAUPLOAD_SOAK_N uploads,
@@ -82,55 +83,62 @@ test_static() {
 test_native() {
 	log "native Go tests (core, servers)"
 	go test -count=1 -timeout 10m ./core/... ./web/...
-	log "fuzzing the header parsers and the chunk sizer briefly"
+	log "fuzzing every parser of what servers send, the chunk sizer and the md5, briefly"
 	local f
-	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzJSONString FuzzGoogleError FuzzChunkSizer; do
+	# Every parser of what a server sends (headers, JSON), the chunk sizer and the md5.
+	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzRetryAfter FuzzJSONString FuzzGoogleError FuzzChunkSizer FuzzMD5; do
 		go test -run '^$' -fuzz "^$f\$" -fuzztime 5s ./core >/dev/null
 		echo "fuzz $f: ok"
 	done
 }
-# Starts the reference server in the background; sets REF_PID, MEDIAUPLOAD_REF_URL, _ALT_URL.
-start_refserver() {
-	go build -o "$TESTTMP/refserver" ./web/cmd/refserver
-	export MEDIAUPLOAD_REFSERVER="$TESTTMP/refserver"
-	"$TESTTMP/refserver" -addr 127.0.0.1:0 -alt-addr 127.0.0.1:0 >"$TESTTMP/ref.json" &
-	REF_PID=$!
-	for _ in $(seq 100); do [ -s "$TESTTMP/ref.json" ] && break; sleep 0.1; done
-	MEDIAUPLOAD_REF_URL=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).url)' "$TESTTMP/ref.json")
-	MEDIAUPLOAD_REF_ALT_URL=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).altURL)' "$TESTTMP/ref.json")
-	export MEDIAUPLOAD_REF_URL MEDIAUPLOAD_REF_ALT_URL
-}
 test_wasm() {
 	log "wasm tests in headless Chromium (wasmbrowsertest)"
-	start_refserver
-	# wasmbrowsertest prints harmless "unknown IPAddressSpace value: Loopback" lines.
+	# wasmbrowsertest prints harmless "unknown IPAddressSpace value: Loopback" lines. (pipefail:
+	# the go test's status is the pipeline's.)
 	GOOS=js GOARCH=wasm go test -count=1 -timeout 3m -exec wasmbrowsertest ./jsbridge/... ./wasm/... 2>&1 |
-		grep -v 'unknown IPAddressSpace value' || { kill "$REF_PID" 2>/dev/null; return 1; }
-	kill "$REF_PID" 2>/dev/null || true
+		grep -v 'unknown IPAddressSpace value'
 }
+# Runs the browser test files named (default: all of them, and the type check).
 test_browser() {
-	log "browser tests of dist/: in Chromium (web/test/), and in Chromium, Firefox and WebKit (web/test/engines/)"
+	local files=("$@")
+	if [ ${#files[@]} -eq 0 ]; then files=(web/test/*.test.mjs web/test/engines/*.test.mjs); fi
+	log "browser tests of $DIST/: in Chromium (web/test/), and in Chromium, Firefox and WebKit (web/test/engines/)"
 	go build -o "$TESTTMP/refserver" ./web/cmd/refserver
 	go build -o "$TESTTMP/serve" ./web/cmd/serve
 	MEDIAUPLOAD_REFSERVER="$TESTTMP/refserver" MEDIAUPLOAD_SERVE="$TESTTMP/serve" \
 		MEDIAUPLOAD_TEST_OUT="$ROOT/test-output" node --test --test-concurrency=1 --test-timeout=600000 --test-force-exit \
-		web/test/*.test.mjs web/test/engines/*.test.mjs
-	log "tsc --noEmit over the typed example"
-	npx tsc --noEmit -p web/test/types
+		"${files[@]}"
+	if [ $# -eq 0 ]; then
+		log "tsc --noEmit over the typed example"
+		npx tsc --noEmit -p web/test/types
+	fi
 }
+# run_tests [go|wasm|browser [FILE...]]: every test, or one part of them (browser: the files
+# named, or all).
 run_tests() {
-	need_browsers
-	need_wasmbrowsertest
+	local part=${1:-all}
+	[ $# -gt 0 ] && shift
+	case "$part" in
+	all | go | wasm | browser) ;;
+	*)
+		echo "usage: ./build.sh test [go|wasm|browser [FILE...]]" >&2
+		exit 2
+		;;
+	esac
+	[ "$part" = go ] || need_browsers
+	[ "$part" = all ] || [ "$part" = wasm ] && need_wasmbrowsertest
 	need_npm
 	TESTTMP=$(mktemp -d)
 	export TMPDIR="$TESTTMP" # Chromium leaves profiles behind: keep them in one place
 	trap 'rm -rf "$TESTTMP"' EXIT
-	test_static
-	test_native
-	build
-	test_wasm
-	test_browser
-	log "all tests passed"
+	if [ "$part" = all ] || [ "$part" = go ]; then
+		test_static
+		test_native
+	fi
+	[ "$part" = go ] || build
+	if [ "$part" = all ] || [ "$part" = wasm ]; then test_wasm; fi
+	if [ "$part" = all ] || [ "$part" = browser ]; then test_browser "$@"; fi
+	log "tests passed ($part)"
 }
 
 case "${1:-build}" in
@@ -138,7 +146,10 @@ build)
 	need_npm
 	build
 	;;
-test) run_tests ;;
+test)
+	shift
+	run_tests "$@"
+	;;
 serve)
 	shift
 	need_npm

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // ex is one scripted exchange: what the client must send, and what the "server" answers.
@@ -12,12 +13,13 @@ type ex struct {
 	cr     string // wanted Content-Range; "-" means none
 	n      int64  // wanted body length; -1 means not checked
 
-	status int    // the answer's status
-	rng    string // the answer's Range header
-	hdr    Header // more answer headers
-	body   string // the answer's body
-	drop   bool   // no answer at all: a lost connection
-	err    error  // the transport's error instead of an answer
+	status int           // the answer's status
+	rng    string        // the answer's Range header
+	hdr    Header        // more answer headers
+	body   string        // the answer's body
+	drop   bool          // no answer at all: a lost connection
+	err    error         // the transport's error instead of an answer
+	wait   time.Duration // how long the answer takes (fake time, inside a synctest bubble)
 
 	check func(t *testing.T, r *Request) // more checks of the request
 }
@@ -62,6 +64,9 @@ func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 	}
 	if e.check != nil {
 		e.check(s.t, r)
+	}
+	if e.wait > 0 {
+		time.Sleep(e.wait)
 	}
 	if e.drop {
 		return nil, errDropped

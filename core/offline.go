@@ -72,6 +72,7 @@ func (u *Upload) waitOnline(ctx Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	u.prog.stood(u.o.Clock.Now()) // the time offline is not the link's
 	u.setState(StateUploading)
 	return nil
 }

@@ -15,11 +15,15 @@ type Progress struct {
 // a few seconds, a single slow chunk does not make the estimate jump.
 const rateWindow = 3 * Second
 
-// progressState keeps Progress between answers. Only the driver loop touches it.
+// progressState keeps Progress between answers. Only the driver loop touches it. The rate
+// is that of the bytes the requests carried (those sent again after a short Range or a lost
+// session count: the link carried them), over the time the upload was under way: a pause or
+// an offline spell does not count, nor do bytes the server held before this run (an adopted
+// session, a resume after a reload), which no request of it carried.
 type progressState struct {
-	p        Progress
-	lastT    Duration // Clock.Now
-	lastSent int64
+	p       Progress
+	lastT   Duration // Clock.Now at the last answer (or the end of a standstill)
+	carried int64    // bytes carried since lastT
 }
 
 func (s *progressState) start(now Duration, total int64) {
@@ -27,22 +31,34 @@ func (s *progressState) start(now Duration, total int64) {
 	s.lastT = now
 }
 
-// sent records that the bytes up to end have been sent (and answered): Loaded only grows,
-// even when a lost session or a server that kept less makes the same bytes go again.
-func (s *progressState) sent(now Duration, end int64) {
-	if end > s.p.Loaded {
-		s.p.Loaded = end
-	}
+// moved records the answer to a request that carried n bytes and left the upload at end:
+// Loaded becomes end if that is further (it never goes back, even when a lost session or a
+// server that kept less makes the same bytes go again), and the rate takes in the n bytes.
+func (s *progressState) moved(now Duration, n, end int64) {
+	s.p.Loaded = max(s.p.Loaded, end)
+	s.carried += n
 	if dt := now - s.lastT; dt > 0 {
-		inst := float64(s.p.Loaded-s.lastSent) / dt.Seconds()
+		inst := float64(s.carried) / dt.Seconds()
 		if s.p.BytesPerSecond == 0 {
 			s.p.BytesPerSecond = inst
 		} else {
 			a := 1 - math.Exp(-float64(dt)/float64(rateWindow))
 			s.p.BytesPerSecond += a * (inst - s.p.BytesPerSecond)
 		}
-		s.lastT, s.lastSent = now, s.p.Loaded
+		s.lastT, s.carried = now, 0
 	}
+}
+
+// stood records that the upload stood still until now (paused, or waiting for the device to
+// be online): that time is not the link's, and the rate leaves it out.
+func (s *progressState) stood(now Duration) {
+	s.lastT, s.carried = now, 0
+}
+
+// held records that the server holds the bytes up to end, which this run did not send (a
+// session adopted or resumed): Loaded moves there, the rate does not take them in.
+func (s *progressState) held(end int64) {
+	s.p.Loaded = max(s.p.Loaded, end)
 }
 
 // snapshot returns the progress with the time left worked out.

@@ -28,13 +28,21 @@ func newSession(adopted bool, total int64) sessionState {
 	return sessionState{sent: limit, finalSent: true}
 }
 
-// runResumable sends a resumable upload (PROTOCOL.md sections 2–5).
+// resumable is one resumable upload under way: its session's state, and what the driver loop
+// carries from one request to the next. Only runResumable's goroutine touches it.
+type resumable struct {
+	u      *Upload
+	s      sessionState
+	query  bool  // the next request is a status query
+	hidden int64 // the end of a chunk whose answer the transport could not read, or -1
+	lost   int   // sessions lost (404, 410) so far
+}
+
+// runResumable sends a resumable upload (PROTOCOL.md sections 2–5): a session, then chunks
+// from the server's offset, each answer read by the method for its kind.
 func (u *Upload) runResumable(ctx Context) (*Result, error) {
-	p := u.o.Retry
-	s := newSession(u.session != "", u.total)
-	query := u.session != "" // an adopted session: ask what it holds first
-	lost := 0
-	hidden := int64(-1) // the end of a chunk whose answer the transport could not read
+	r := &resumable{u: u, s: newSession(u.session != "", u.total), hidden: -1}
+	r.query = u.session != "" // an adopted session: ask what it holds first
 	for {
 		if u.SessionURL() == "" {
 			url, err := u.startSession(ctx)
@@ -42,130 +50,168 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 				return nil, err
 			}
 			u.setSession(url)
-			s, query, hidden = newSession(false, u.total), false, -1
+			r.s, r.query, r.hidden = newSession(false, u.total), false, -1
 		}
 		if waited, err := u.pausePoint(ctx); err != nil {
 			return nil, err
 		} else if waited {
-			query = true // resume from the server's offset, not our own (section 4)
+			r.query = true // resume from the server's offset, not our own (section 4)
 		}
 		u.setState(StateUploading)
 
-		var req *Request
-		chunkEnd := int64(-1)
-		if query {
-			req = u.statusQuery()
-		} else {
-			var err error
-			if req, chunkEnd, err = u.chunk(ctx, s.offset); err != nil {
-				return nil, err
-			}
-			s.sent = max(s.sent, chunkEnd)
-			s.finalSent = s.finalSent || chunkEnd == u.total
+		req, chunkEnd, err := r.next(ctx)
+		if err != nil {
+			return nil, err
 		}
-		resp, err := u.do(ctx, req)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		v := classify(resp, err, true)
-		if u.sizer != nil {
-			switch {
-			case (v == vAnswer || v == vHidden) && chunkEnd > s.offset:
-				u.sizer.Answered(chunkEnd-s.offset, u.took)
-			case v == vAnswer:
-				u.sizer.RoundTrip(u.took) // a status query: no body
-			case chunkEnd > s.offset:
-				u.sizer.Failed()
-			}
+		resp, v, again, err := u.exchange(ctx, req)
+		r.measure(v, chunkEnd)
+		switch {
+		case err != nil:
+			return nil, err
+		case again:
+			// After a lost connection, a 5xx or 429 and its wait, or new headers after a 401:
+			// ask the session what it holds (section 4).
+			r.query = true
+			continue
 		}
 		switch v {
 		case vAnswer:
-			done, stored, err := interpret(resp, &s)
-			if err != nil {
-				if pe, ok := err.(*ProtocolError); ok && pe.Status == 200 && !s.finalSent && u.o.NoRedirect308 {
-					// A 308 in the no-308 form is a 200 with X-HTTP-Status-Code-Override.
-					pe.Reason += u.hiddenByCORS(req.URL, "X-HTTP-Status-Code-Override (and Range)")
-				}
+			if res, err := r.answer(ctx, req, resp, chunkEnd); res != nil || err != nil {
+				return res, err
+			}
+		case vLost:
+			if err := r.restart(resp); err != nil {
 				return nil, err
 			}
-			if done {
-				res := &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body, SessionURL: u.SessionURL()}
-				return u.wholeFinal(ctx, res), nil
-			}
-			if query && hidden >= 0 {
-				// The answer to a chunk whose own answer was hidden counts as that one's. But a
-				// server that answers in the no-308 form never sends a 308: the chunk's 3xx was
-				// a redirect, which is never followed (PROTOCOL.md section 6).
-				if u.o.NoRedirect308 && resp.Header.Get("X-HTTP-Status-Code-Override") == "308" {
-					return nil, &RedirectError{Method: "PUT", URL: u.SessionURL()}
-				}
-				chunkEnd, hidden = hidden, -1
-			}
-			if chunkEnd >= 0 {
-				u.prog.sent(u.o.Clock.Now(), chunkEnd)
-				if chunkEnd == u.total && stored == u.total {
-					return nil, &ProtocolError{Reason: "server holds all " + strconv.FormatInt(u.total, 10) + " bytes but did not finish the upload", Status: resp.Status}
-				}
-			}
-			if stored > s.confirmed {
-				s.confirmed, s.stalls = stored, 0
-				u.backoffs, u.throttles = 0, 0 // progress: the retry budget starts again
-			} else if chunkEnd > s.offset {
-				if s.stalls++; s.stalls > p.Retries {
-					why := "server kept none of " + strconv.Itoa(s.stalls) + " chunks in a row"
-					if resp.Header.Get("Range") == "" {
-						why += ", its answers showing no Range" + u.hiddenByCORS(req.URL, "Range")
-					}
-					return nil, &ProtocolError{Reason: why, Status: resp.Status}
-				}
-			}
-			s.offset = stored // the next chunk starts at the server's offset (section 3)
-			u.prog.p.Confirmed = stored
-			u.emitProgress()
-			query = !query && chunkEnd >= 0 && u.o.QueryStatusEachChunk
-		case vLost:
-			// 404: the session expired; 410: it failed. Both: a new session from byte 0
-			// (section 5), a bounded number of times.
-			lost++
-			if lost > p.NewSessions || u.o.URL == "" {
-				return nil, &SessionExpiredError{Sessions: lost, Last: u.httpError(resp)}
-			}
-			// Told in this order: the retry (restart), confirmed back to 0 (loaded stays: it
-			// never goes backwards, API.md), then the state "starting".
-			u.lostBy = u.httpError(resp)
-			// A stream keeps only what the server has not confirmed: if its first bytes are
-			// gone, a new session could not be filled, so none is started.
-			if _, err := u.src.Slice(0, 0); err != nil {
-				return nil, u.sourceError(err)
-			}
-			u.setSession("")
-			if u.o.OnRetry != nil {
-				u.o.OnRetry(RetryInfo{Attempt: lost, Status: resp.Status, Err: u.httpError(resp), Restart: true})
-			}
-			u.prog.p.Confirmed = 0
-			u.emitProgress()
-			u.setState(StateStarting)
 		case vHidden:
 			// The server answered the chunk with a 3xx whose headers this browser hides
 			// (PROTOCOL.md section 6): most likely the protocol's 308, its Range unread. Ask
 			// the session what it holds at once (section 4); no retry is spent, since an
 			// answer came. A status query is never answered so: the transport reads those.
-			if query {
+			if r.query {
 				return nil, &ProtocolError{Reason: "a status query was answered with a redirect whose headers cannot be read", Status: 0}
 			}
-			hidden, query = chunkEnd, true
-		case vBackoff, vThrottle:
-			// A lost connection or a 5xx: wait, then ask the session what it holds (section 4).
-			if err := u.retry(ctx, v, resp, err); err != nil {
-				return nil, err
-			}
-			query = true
-		case vFinal:
-			return nil, err
-		default:
-			return nil, u.httpError(resp)
+			r.hidden, r.query = chunkEnd, true
 		}
 	}
+}
+
+// next builds the next request: a status query, or the chunk from the server's offset, and
+// the end of its range (-1 for a query).
+func (r *resumable) next(ctx Context) (*Request, int64, error) {
+	if r.query {
+		return r.u.statusQuery(), -1, nil
+	}
+	req, end, err := r.u.chunk(ctx, r.s.offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	r.s.sent = max(r.s.sent, end)
+	r.s.finalSent = r.s.finalSent || end == r.u.total
+	return req, end, nil
+}
+
+// measure tells the chunk sizer (with "auto") what the exchange showed of the link.
+func (r *resumable) measure(v verdict, chunkEnd int64) {
+	u := r.u
+	if u.sizer == nil {
+		return
+	}
+	switch {
+	case (v == vAnswer || v == vHidden) && chunkEnd > r.s.offset:
+		u.sizer.Answered(chunkEnd-r.s.offset, u.took)
+		if v == vHidden {
+			u.prog.moved(u.o.Clock.Now(), chunkEnd-r.s.offset, r.s.offset) // carried; where it left the upload, the query tells
+		}
+	case v == vAnswer:
+		u.sizer.RoundTrip(u.took) // a status query: no body
+	case chunkEnd > r.s.offset:
+		u.sizer.Failed()
+	}
+}
+
+// answer reads the answer to a chunk or a status query (sections 3 and 4): the final result,
+// an error, or neither (the upload goes on from the server's offset).
+func (r *resumable) answer(ctx Context, req *Request, resp *Response, chunkEnd int64) (*Result, error) {
+	u, s := r.u, &r.s
+	done, stored, err := interpret(resp, s)
+	if err != nil {
+		if pe, ok := err.(*ProtocolError); ok && pe.Status == 200 && !s.finalSent && u.o.NoRedirect308 {
+			// A 308 in the no-308 form is a 200 with X-HTTP-Status-Code-Override.
+			pe.Reason += u.hiddenByCORS(req.URL, "X-HTTP-Status-Code-Override (and Range)")
+		}
+		return nil, err
+	}
+	if done {
+		if chunkEnd >= 0 {
+			u.prog.moved(u.o.Clock.Now(), req.ContentLength(), chunkEnd)
+		}
+		res := &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body, SessionURL: u.SessionURL()}
+		return u.wholeFinal(ctx, res), nil
+	}
+	wasQuery := r.query
+	if r.query && r.hidden >= 0 {
+		// The answer to a chunk whose own answer was hidden counts as that one's. But a
+		// server that answers in the no-308 form never sends a 308: the chunk's 3xx was a
+		// redirect, which is never followed (PROTOCOL.md section 6).
+		if u.o.NoRedirect308 && resp.Header.Get("X-HTTP-Status-Code-Override") == "308" {
+			return nil, &RedirectError{Method: "PUT", URL: u.SessionURL()}
+		}
+		chunkEnd, r.hidden = r.hidden, -1
+		u.prog.moved(u.o.Clock.Now(), 0, chunkEnd) // its bytes were counted when it was answered
+	} else if chunkEnd >= 0 {
+		u.prog.moved(u.o.Clock.Now(), req.ContentLength(), chunkEnd)
+	} else {
+		u.prog.held(stored) // what the session holds that this run did not send
+	}
+	if chunkEnd >= 0 {
+		if chunkEnd == u.total && stored == u.total {
+			return nil, &ProtocolError{Reason: "server holds all " + strconv.FormatInt(u.total, 10) + " bytes but did not finish the upload", Status: resp.Status}
+		}
+	}
+	if stored > s.confirmed {
+		s.confirmed, s.stalls = stored, 0
+		u.backoffs, u.throttles = 0, 0 // progress: the retry budget starts again
+	} else if chunkEnd > s.offset {
+		if s.stalls++; s.stalls > u.o.Retry.Retries {
+			why := "server kept none of " + strconv.Itoa(s.stalls) + " chunks in a row"
+			if resp.Header.Get("Range") == "" {
+				why += ", its answers showing no Range" + u.hiddenByCORS(req.URL, "Range")
+			}
+			return nil, &ProtocolError{Reason: why, Status: resp.Status}
+		}
+	}
+	s.offset = stored // the next chunk starts at the server's offset (section 3)
+	u.prog.p.Confirmed = stored
+	u.emitProgress()
+	r.query = !wasQuery && chunkEnd >= 0 && u.o.QueryStatusEachChunk
+	return nil, nil
+}
+
+// restart answers a lost session (404: expired; 410: failed): a new session from byte 0
+// (section 5), a bounded number of times.
+func (r *resumable) restart(resp *Response) error {
+	u := r.u
+	r.lost++
+	if r.lost > u.o.Retry.NewSessions || u.o.URL == "" {
+		return &SessionExpiredError{Sessions: r.lost, Last: u.httpError(resp)}
+	}
+	// Told in this order: the retry (restart), confirmed back to 0 (loaded stays: it never
+	// goes backwards, API.md), then the state "starting".
+	u.lostBy = u.httpError(resp)
+	// A stream keeps only what the server has not confirmed: if its first bytes are gone, a
+	// new session could not be filled, so none is started.
+	if _, err := u.src.Slice(0, 0); err != nil {
+		return u.sourceError(err)
+	}
+	u.setSession("")
+	if u.o.OnRetry != nil {
+		u.o.OnRetry(RetryInfo{Attempt: r.lost, Status: resp.Status, Err: u.httpError(resp), Restart: true})
+	}
+	u.prog.p.Confirmed = 0
+	u.emitProgress()
+	u.setState(StateStarting)
+	return nil
 }
 
 // wholeFinal returns the final answer res, or, where its body is not one whole JSON object

@@ -191,7 +191,7 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 		return nil, err
 	}
 	u.prog.p.Total = max(u.total, 0)
-	u.prog.sent(u.o.Clock.Now(), u.total)
+	u.prog.held(u.total) // the final answer's request was counted where it was read
 	u.prog.p.Confirmed = u.prog.p.Loaded
 	u.emitProgress()
 	u.setState(StateDone)
@@ -273,7 +273,32 @@ func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	return resp, err
 }
 
-// pausePoint waits while the upload is paused; it reports whether it waited.
+// exchange sends req and deals with what every request of an upload meets alike (PROTOCOL.md
+// section 5): a 401 asks for the caller's headers once more, a lost connection, a 5xx, 429 or
+// 408 waits (retry), anything else no retry can mend ends the upload. It returns the answer
+// for the caller's own reading, with its verdict (vAnswer; for a session request also vLost
+// and vHidden); or again, after the wait: the request is to be made anew (a status query, for
+// a session: section 4); or the error that ends the upload. v is the verdict in every case.
+func (u *Upload) exchange(ctx Context, req *Request) (resp *Response, v verdict, again bool, err error) {
+	resp, err = u.do(ctx, req)
+	if ctx.Err() != nil {
+		return nil, vFinal, false, ctx.Err()
+	}
+	switch v = classify(resp, err, req.Session); v {
+	case vAnswer, vLost, vHidden:
+		return resp, v, false, nil
+	case vAuth:
+		return resp, v, true, u.reauth(ctx, resp)
+	case vBackoff, vThrottle:
+		return resp, v, true, u.retry(ctx, v, resp, err)
+	case vFinal:
+		return resp, v, false, err
+	}
+	return resp, v, false, u.httpError(resp)
+}
+
+// pausePoint waits while the upload is paused; it reports whether it waited. The time paused
+// is not the link's: the rate leaves it out.
 func (u *Upload) pausePoint(ctx Context) (bool, error) {
 	waited := false
 	for u.isPaused() {
@@ -283,6 +308,9 @@ func (u *Upload) pausePoint(ctx Context) (bool, error) {
 			return true, ctx.Err()
 		case <-u.wake:
 		}
+	}
+	if waited {
+		u.prog.stood(u.o.Clock.Now())
 	}
 	return waited, ctx.Err()
 }
@@ -423,29 +451,17 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		if u.hash != nil {
 			req.Header.Set("X-Goog-Hash", u.hash.header())
 		}
-		resp, err := u.do(ctx, req)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		switch v := classify(resp, err, false); v {
-		case vAnswer:
-			if resp.Status == 308 {
-				return nil, &ProtocolError{Reason: "308 answer to a single-request upload", Status: 308}
-			}
-			return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body}, nil
-		case vAuth:
-			if err := u.reauth(ctx, resp); err != nil {
-				return nil, err
-			}
-		case vBackoff, vThrottle:
-			if err := u.retry(ctx, v, resp, err); err != nil {
-				return nil, err
-			}
-		case vFinal:
+		resp, _, again, err := u.exchange(ctx, req)
+		switch {
+		case err != nil:
 			return nil, err
-		default:
-			return nil, u.httpError(resp)
+		case again:
+			continue // the whole request again (section 1)
+		case resp.Status == 308:
+			return nil, &ProtocolError{Reason: "308 answer to a single-request upload", Status: 308}
 		}
+		u.prog.moved(u.o.Clock.Now(), req.ContentLength(), u.total)
+		return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body}, nil
 	}
 }
 
@@ -476,39 +492,26 @@ func (u *Upload) startSession(ctx Context) (string, error) {
 			req.Header.Set("Content-Type", "application/json; charset=UTF-8")
 			req.Body = []Piece{Bytes(u.o.Metadata)}
 		}
-		resp, err := u.do(ctx, req)
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		switch v := classify(resp, err, false); v {
-		case vAnswer:
-			if resp.Status == 308 {
-				return "", &ProtocolError{Reason: "308 answer to a session start", Status: 308}
-			}
-			loc := resp.Header.Get("Location")
-			if loc == "" {
-				return "", &ProtocolError{Reason: "no Location in the answer to a session start" + u.hiddenByCORS(url, "Location"), Status: resp.Status}
-			}
-			abs, ok := resolveLocation(url, loc) // a relative Location is resolved against the request URL
-			if !ok {
-				return "", &ProtocolError{Reason: "unusable Location " + "\"" + loc + "\"", Status: resp.Status}
-			}
-			if u.sizer != nil {
-				u.sizer.RoundTrip(u.took) // (nearly) no body: the fixed cost of a request
-			}
-			return abs, nil
-		case vAuth:
-			if err := u.reauth(ctx, resp); err != nil {
-				return "", err
-			}
-		case vBackoff, vThrottle:
-			if err := u.retry(ctx, v, resp, err); err != nil {
-				return "", err
-			}
-		case vFinal:
+		resp, _, again, err := u.exchange(ctx, req)
+		switch {
+		case err != nil:
 			return "", err
-		default:
-			return "", u.httpError(resp)
+		case again:
+			continue
+		case resp.Status == 308:
+			return "", &ProtocolError{Reason: "308 answer to a session start", Status: 308}
 		}
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			return "", &ProtocolError{Reason: "no Location in the answer to a session start" + u.hiddenByCORS(url, "Location"), Status: resp.Status}
+		}
+		abs, ok := resolveLocation(url, loc) // a relative Location is resolved against the request URL
+		if !ok {
+			return "", &ProtocolError{Reason: "unusable Location " + "\"" + loc + "\"", Status: resp.Status}
+		}
+		if u.sizer != nil {
+			u.sizer.RoundTrip(u.took) // (nearly) no body: the fixed cost of a request
+		}
+		return abs, nil
 	}
 }
