@@ -1,6 +1,6 @@
 package core
 
-// Adaptive chunk sizes (Options.ChunkSize = ChunkAuto), PROTOCOL.md sections 6 and 8.
+// Adaptive chunk sizes (Options.ChunkSize = ChunkAuto), docs/protocol.md sections 6 and 8.
 //
 // With fetch the browser reports no progress inside a request, so a chunk's length is both the
 // progress cadence and, through its fixed cost (one round trip plus a few milliseconds of the
@@ -56,11 +56,10 @@ const (
 type ChunkSizer struct {
 	Max int64 // the largest chunk: a positive multiple of ChunkAlign
 
-	last     int64    // the size of the last chunk chosen, 0 before the first
-	rate     float64  // bytes per second, 0 until a chunk is answered
-	cost     Duration // the fixed cost of a request, 0 until one is measured
-	shrunk   bool     // the last chunk failed: the next is at most half of it
-	observed int      // chunks answered
+	last   int64    // the size of the last chunk chosen, 0 before the first
+	rate   float64  // bytes per second, 0 until a chunk is answered
+	cost   Duration // the fixed cost of a request, 0 until one is measured
+	shrunk bool     // the last chunk failed: the next is at most half of it
 }
 
 // NewChunkSizer returns a sizer whose chunks are at most max bytes (rounded down to 256 KiB,
@@ -88,7 +87,6 @@ func (c *ChunkSizer) Answered(size int64, d Duration) {
 	}
 	transfer := max(d-c.fixedCost(), minTransfer)
 	r := float64(size) / transfer.Seconds()
-	c.observed++
 	switch {
 	case c.rate == 0, r < c.rate/2:
 		c.rate = r // the first measure, or a link that has slowed down a lot: take it as it is

@@ -71,7 +71,7 @@ func checkSize(t *testing.T, size, off, total, maxSize int64) {
 	}
 }
 
-// The measured links of PROTOCOL.md section 8 and loopback: close to the link's rate (or to
+// The measured links of docs/protocol.md section 8 and loopback: close to the link's rate (or to
 // one whole PUT), and after the first few chunks a report at least every 2 s.
 func TestChunkSizerOnLinks(t *testing.T) {
 	mbit := func(n float64) float64 { return n * 1e6 / 8 }

@@ -19,7 +19,7 @@ const (
 func (d Duration) Seconds() float64 { return float64(d) / float64(Second) }
 
 // Clock is core's one source of time: the monotonic time that times requests and the rate of
-// progress, the wall-clock time a Retry-After date is compared with (PROTOCOL.md section 5),
+// progress, the wall-clock time a Retry-After date is compared with (docs/protocol.md section 5),
 // and the timer of a retry's wait.
 //
 // Outside js/wasm, a nil Options.Clock means package time's clock (clock_std.go). On js/wasm

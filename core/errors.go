@@ -191,7 +191,7 @@ func (e *ProtocolError) Code() string { return CodeProtocol }
 
 // HiddenRedirectError is a transport's report that the server answered a request to the
 // session URI with a redirect status (3xx) whose status and headers it cannot read: a
-// browser's fetch in redirect mode "manual" hands over no more than that (PROTOCOL.md section
+// browser's fetch in redirect mode "manual" hands over no more than that (docs/protocol.md section
 // 6). Nothing was followed and nothing re-sent. For a chunk it is most likely the protocol's
 // 308, with its Range hidden: core asks the session what it holds at once, spending no retry
 // (section 4). A status query answered so is final: a protocol error.

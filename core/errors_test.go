@@ -32,7 +32,7 @@ func TestGetHeaderBadNameIsInvalidArgument(t *testing.T) {
 }
 
 // A lost session is told: a retry with Restart, the state back to "starting", confirmed to 0
-// while loaded stays (PROTOCOL.md section 5, API.md onRetry).
+// while loaded stays (docs/protocol.md section 5, docs/api.md onRetry).
 func TestLostSessionIsTold(t *testing.T) {
 	var retries []RetryInfo
 	var states []State

@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// multipartBody builds the body of a multipart upload (PROTOCOL.md section 1; RFC 2387):
+// multipartBody builds the body of a multipart upload (docs/protocol.md section 1; RFC 2387):
 // exactly two parts, the JSON metadata then the media. The media stays a separate piece
 // between a prefix and a suffix, so a browser sends a Blob slice between two strings and the
 // file's bytes are never copied. It returns the pieces and the request's Content-Type.

@@ -6,7 +6,7 @@ import "strconv"
 // stallTimeoutMs).
 //
 // A request that fails while the device is offline is not a server's failure: retrying it on
-// the backoff schedule would spend the whole retry budget in about half a minute (PROTOCOL.md
+// the backoff schedule would spend the whole retry budget in about half a minute (docs/protocol.md
 // section 5) while a laptop sleeps or a train is in a tunnel. The transport says so with an
 // *OfflineError; the upload then waits in StateOffline for Options.WaitOnline, counting no
 // retry, and asks the server what it holds (section 4) before it goes on.
@@ -87,7 +87,7 @@ const (
 	stallFirst  = 120 * Second
 )
 
-// timeoutFor returns the Timeout of a request with a body of n bytes (PROTOCOL.md section 4:
+// timeoutFor returns the Timeout of a request with a body of n bytes (docs/protocol.md section 4:
 // a request given up is a lost connection, followed by a status query).
 func (u *Upload) timeoutFor(n int64) Duration {
 	switch {

@@ -2,7 +2,7 @@ package core
 
 import "strings"
 
-// Type is the way an upload is sent (PROTOCOL.md section 1), the value of uploadType.
+// Type is the way an upload is sent (docs/protocol.md section 1), the value of uploadType.
 type Type string
 
 const (
@@ -12,12 +12,12 @@ const (
 	Auto      Type = "auto"      // media or multipart when small, resumable otherwise
 )
 
-// ChunkAlign is the unit every chunk but the last must be a multiple of (PROTOCOL.md
+// ChunkAlign is the unit every chunk but the last must be a multiple of (docs/protocol.md
 // section 3).
 const ChunkAlign = 256 << 10
 
 // SmallSize is the largest upload that Auto sends in a single request: "small files (about
-// 5 MB or less)" (PROTOCOL.md section 1).
+// 5 MB or less)" (docs/protocol.md section 1).
 const SmallSize = 5 << 20
 
 // Options describe one upload. URL (or SessionURL) is required; every other field has a
@@ -64,7 +64,7 @@ type Options struct {
 
 	// StallTimeout bounds how long a request may go unanswered before it is taken for a lost
 	// connection (the transport aborts it): 0 means the default, derived from the request's
-	// size and the rate measured so far (stall.go); negative means never.
+	// size and the rate measured so far (offline.go); negative means never.
 	StallTimeout Duration
 
 	// Origin is the origin the requests are made from (a page's location.origin), named in
@@ -126,9 +126,14 @@ func (o *Options) validate(src Source) error {
 		return &ArgumentError{Field: "uploadType", Reason: "unknown upload type " + string(o.Type)}
 	}
 	// Data of unknown length (a stream) goes in a resumable upload, whose last request states
-	// the total (PROTOCOL.md section 3): a single request must state its length up front.
+	// the total (docs/protocol.md section 3): a single request must state its length up front.
 	// (The browser's side also refuses chunkSize 0 for a stream: there one PUT would have to
 	// hold all of it in memory; a Go transport can stream the body.)
+	// Metadata goes as a JSON object: the session start's body, or the first part of a
+	// multipart body (docs/protocol.md sections 1, 2).
+	if o.Metadata != nil && !jsonObject(o.Metadata) {
+		return &ArgumentError{Field: "metadata", Reason: "not a JSON object"}
+	}
 	if src.Size() < 0 && o.Type != Resumable {
 		return &ArgumentError{Field: "uploadType", Reason: "data of unknown length (a stream) needs a resumable upload, not " + string(o.Type)}
 	}
@@ -223,7 +228,7 @@ type RetryInfo struct {
 	Status  int      // the answer's status, 0 for a lost connection
 	Err     error    // the failure, as it would be reported if the retries ran out
 	// Restart is true when the session was lost (404 or 410) and a new one starts from byte 0
-	// (PROTOCOL.md section 5): Delay is then 0, the state goes back to "starting", and
+	// (docs/protocol.md section 5): Delay is then 0, the state goes back to "starting", and
 	// Progress.Confirmed drops to 0 while Loaded stays.
 	Restart bool
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// parseRange reads the Range header of a 308 answer (PROTOCOL.md section 3) and returns the
+// parseRange reads the Range header of a 308 answer (docs/protocol.md section 3) and returns the
 // number of bytes the server holds. The documents show both "bytes=0-N" and "0-N": both are
 // accepted. An empty header means the server holds nothing. The range must start at 0 and
 // N must be a plain decimal: anything else is an error, never a guess.
@@ -43,7 +43,7 @@ func parseDecimal(s string) (int64, bool) {
 	return n, true
 }
 
-// contentRange formats the Content-Range of a chunk [start, end) (PROTOCOL.md section 3): both
+// contentRange formats the Content-Range of a chunk [start, end) (docs/protocol.md section 3): both
 // ends inclusive, the total "*" while unknown (total < 0). An empty chunk is the status query
 // form "bytes */T" or "bytes */*" (section 4), which with a known T is also the empty final
 // request of an unknown-length upload that ends on a chunk boundary.
@@ -102,7 +102,7 @@ func originOf(u string) string {
 	return o
 }
 
-// resolveLocation resolves the Location of a session start (PROTOCOL.md section 2) against
+// resolveLocation resolves the Location of a session start (docs/protocol.md section 2) against
 // the URL of the request that got it, as RFC 3986 section 5.2 does for the forms a server
 // sends: absolute, scheme-relative ("//host/p"), absolute-path ("/p?q"), query-only ("?q") and
 // relative-path ("p", "../p").
@@ -177,7 +177,7 @@ func removeDots(p string) string {
 	return r
 }
 
-// withUploadType returns u with its uploadType query parameter set to t (PROTOCOL.md section
+// withUploadType returns u with its uploadType query parameter set to t (docs/protocol.md section
 // 1), replacing one already there and keeping any fragment last.
 func withUploadType(u, t string) string {
 	u, frag, _ := strings.Cut(u, "#")

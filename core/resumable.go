@@ -38,7 +38,7 @@ type resumable struct {
 	lost   int   // sessions lost (404, 410) so far
 }
 
-// runResumable sends a resumable upload (PROTOCOL.md sections 2–5): a session, then chunks
+// runResumable sends a resumable upload (docs/protocol.md sections 2–5): a session, then chunks
 // from the server's offset, each answer read by the method for its kind.
 func (u *Upload) runResumable(ctx Context) (*Result, error) {
 	r := &resumable{u: u, s: newSession(u.session != "", u.total), hidden: -1}
@@ -85,7 +85,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 			}
 		case vHidden:
 			// The server answered the chunk with a 3xx whose headers this browser hides
-			// (PROTOCOL.md section 6): most likely the protocol's 308, its Range unread. Ask
+			// (docs/protocol.md section 6): most likely the protocol's 308, its Range unread. Ask
 			// the session what it holds at once (section 4); no retry is spent, since an
 			// answer came. A status query is never answered so: the transport reads those.
 			if r.query {
@@ -153,7 +153,7 @@ func (r *resumable) answer(ctx Context, req *Request, resp *Response, chunkEnd i
 	if r.query && r.hidden >= 0 {
 		// The answer to a chunk whose own answer was hidden counts as that one's. But a
 		// server that answers in the no-308 form never sends a 308: the chunk's 3xx was a
-		// redirect, which is never followed (PROTOCOL.md section 6).
+		// redirect, which is never followed (docs/protocol.md section 6).
 		if u.o.NoRedirect308 && resp.Header.Get("X-HTTP-Status-Code-Override") == "308" {
 			return nil, &RedirectError{Method: "PUT", URL: u.SessionURL()}
 		}
@@ -197,7 +197,7 @@ func (r *resumable) restart(resp *Response) error {
 		return &SessionExpiredError{Sessions: r.lost, Last: u.httpError(resp)}
 	}
 	// Told in this order: the retry (restart), confirmed back to 0 (loaded stays: it never
-	// goes backwards, API.md), then the state "starting".
+	// goes backwards, docs/api.md), then the state "starting".
 	u.lostBy = u.httpError(resp)
 	// A stream keeps only what the server has not confirmed: if its first bytes are gone, a
 	// new session could not be filled, so none is started.
@@ -217,7 +217,7 @@ func (r *resumable) restart(resp *Response) error {
 // wholeFinal returns the final answer res, or, where its body is not one whole JSON object
 // (cut off on the way, or unreadable) while there is one to read or hashes to compare, the
 // answer of the session asked once more: a finished session answers a status query with the
-// object's metadata again (PROTOCOL.md section 4). Only an answer of the same kind, whole,
+// object's metadata again (docs/protocol.md section 4). Only an answer of the same kind, whole,
 // replaces it.
 func (u *Upload) wholeFinal(ctx Context, res *Result) *Result {
 	if jsonObject(res.Body) || (len(res.Body) == 0 && u.hash == nil) {
@@ -230,7 +230,7 @@ func (u *Upload) wholeFinal(ctx Context, res *Result) *Result {
 	return &Result{Status: res.Status, Header: resp.Header, Body: resp.Body, SessionURL: res.SessionURL}
 }
 
-// interpret reads the answer to a chunk or a status query (PROTOCOL.md sections 3 and 4): done,
+// interpret reads the answer to a chunk or a status query (docs/protocol.md sections 3 and 4): done,
 // or the number of bytes the server holds.
 func interpret(resp *Response, s *sessionState) (done bool, stored int64, err error) {
 	status := resp.Status
@@ -265,7 +265,7 @@ func (u *Upload) sessionHeader(url string) Header {
 	return h
 }
 
-// statusQuery asks the session how much it holds (PROTOCOL.md section 4): an empty PUT with
+// statusQuery asks the session how much it holds (docs/protocol.md section 4): an empty PUT with
 // "bytes */TOTAL", or "bytes */*" where the total is not known.
 func (u *Upload) statusQuery() *Request {
 	url := u.SessionURL()
@@ -274,7 +274,7 @@ func (u *Upload) statusQuery() *Request {
 	return &Request{Method: "PUT", URL: url, Header: h, Session: true}
 }
 
-// chunk builds the PUT of the bytes from offset (PROTOCOL.md section 3) and returns it with the
+// chunk builds the PUT of the bytes from offset (docs/protocol.md section 3) and returns it with the
 // end of its range. Every chunk but the last is ChunkSize long (or as long as the sizer says,
 // with ChunkAuto), a multiple of 256 KiB. Where the size is not known, a chunk shorter than
 // that is the last and states the total; when
@@ -325,7 +325,7 @@ func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 }
 
 // sourceError is the error of a source that could not hand out a chunk: a source error as it
-// is; a stream's bytes no longer kept, asked for again after a lost session (PROTOCOL.md
+// is; a stream's bytes no longer kept, asked for again after a lost session (docs/protocol.md
 // section 5: a new session starts from byte 0), the end of the upload; anything else is a
 // bad source.
 func (u *Upload) sourceError(err error) error {

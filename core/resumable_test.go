@@ -370,6 +370,12 @@ func TestArgumentErrorsBeforeAnyRequest(t *testing.T) {
 		{"multipart with session", src, Options{URL: testURL, Type: Multipart, SessionURL: testSession}},
 		{"bad header", src, Options{URL: testURL, Header: Header{"x-a": "b\r\nc: d"}}},
 		{"max delay over a minute", src, Options{URL: testURL, Retry: &RetryPolicy{MaxDelay: 61e9}}},
+		{"first delay over a minute", src, Options{URL: testURL, Retry: &RetryPolicy{InitialDelay: 61e9, MaxDelay: 1e9}}},
+		{"too many retries", src, Options{URL: testURL, Retry: &RetryPolicy{Retries: MaxRetries + 1}}},
+		{"max chunk size negative", src, Options{URL: testURL, MaxChunkSize: -1}},
+		{"checksum unknown", src, Options{URL: testURL, Checksum: "sha1"}},
+		{"metadata not a JSON object", src, Options{URL: testURL, Metadata: []byte(`"2026-11-24T10:00:00Z"`)}},
+		{"metadata cut off", src, Options{URL: testURL, Metadata: []byte(`{"name":"x"`)}},
 		{"no source", nil, Options{URL: testURL}},
 		{"stream as media", &memSource{unknown: true}, Options{URL: testURL, Type: Media}},
 		{"stream as multipart", &memSource{unknown: true}, Options{URL: testURL, Type: Multipart}},
@@ -499,7 +505,7 @@ func TestProgress(t *testing.T) {
 }
 
 // lostSessionScript is an upload of 2 × 256 KiB whose session is lost (404) after its first
-// chunk, then sent whole in a new session (PROTOCOL.md section 5).
+// chunk, then sent whole in a new session (docs/protocol.md section 5).
 func lostSessionScript() []ex {
 	return []ex{
 		start(),
@@ -512,7 +518,7 @@ func lostSessionScript() []ex {
 }
 
 // A browser in which fetch cannot read a 3xx answer hands over only that one came
-// (PROTOCOL.md section 6): core asks the session at once, with no wait and no retry, and the
+// (docs/protocol.md section 6): core asks the session at once, with no wait and no retry, and the
 // answer counts as the chunk's.
 func TestHiddenRedirectAnswer(t *testing.T) {
 	hidden := &HiddenRedirectError{URL: testSession}

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// RetryPolicy says how failures are retried (PROTOCOL.md section 5). The zero value retries
+// RetryPolicy says how failures are retried (docs/protocol.md section 5). The zero value retries
 // nothing; [DefaultRetryPolicy] is the protocol's own figures.
 type RetryPolicy struct {
 	// Retries is how many times a lost connection or a 500, 502, 503 or 504 is retried, with
@@ -29,7 +29,7 @@ type RetryPolicy struct {
 }
 
 // MaxSingleDelay is the longest MaxDelay allowed: "cap a single wait at a sensible bound,
-// under one minute" (PROTOCOL.md section 5).
+// under one minute" (docs/protocol.md section 5).
 const MaxSingleDelay = 60 * Second
 
 // DefaultRetryPolicy returns the protocol's figures: 5 retries waiting 2^n s plus up to 1 s,
@@ -45,20 +45,26 @@ func DefaultRetryPolicy() RetryPolicy {
 	}
 }
 
+// MaxRetries bounds every count of a RetryPolicy: more would keep a failing upload going for
+// hours.
+const MaxRetries = 1000
+
 func (p *RetryPolicy) validate() error {
 	switch {
 	case p.Retries < 0 || p.ThrottleRetries < 0 || p.NewSessions < 0:
 		return &ArgumentError{Field: "retry", Reason: "counts must not be negative"}
+	case p.Retries > MaxRetries || p.ThrottleRetries > MaxRetries || p.NewSessions > MaxRetries:
+		return &ArgumentError{Field: "retry", Reason: "counts must not exceed 1000"}
 	case p.InitialDelay < 0 || p.Jitter < 0 || p.MaxDelay < 0:
 		return &ArgumentError{Field: "retry", Reason: "delays must not be negative"}
-	case p.MaxDelay > MaxSingleDelay:
-		return &ArgumentError{Field: "retry.maxDelay", Reason: "a single wait must stay under one minute"}
+	case p.MaxDelay > MaxSingleDelay || p.InitialDelay > MaxSingleDelay || p.Jitter > MaxSingleDelay:
+		return &ArgumentError{Field: "retry", Reason: "a single wait (maxDelay, initialDelay, jitter) must stay under one minute"}
 	}
 	return nil
 }
 
 // backoff returns the wait before retry n (n from 0): InitialDelay·2^n plus a fresh random
-// part of Jitter, never more than MaxDelay (PROTOCOL.md section 5).
+// part of Jitter, never more than MaxDelay (docs/protocol.md section 5).
 func (p *RetryPolicy) backoff(n int) Duration {
 	d := p.MaxDelay
 	if n < 31 && p.InitialDelay <= p.MaxDelay>>n {
@@ -88,7 +94,7 @@ const (
 	vHidden                  // a 3xx the transport could not read: ask the session at once
 )
 
-// classify decides what an exchange means (PROTOCOL.md section 5). err != nil means no answer
+// classify decides what an exchange means (docs/protocol.md section 5). err != nil means no answer
 // arrived. onSession says the request went to a session URI, where 404 and 410 mean the
 // session is gone rather than a plain "not found".
 func classify(resp *Response, err error, onSession bool) verdict {

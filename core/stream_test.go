@@ -58,7 +58,7 @@ func TestStreamLostSessionAfterConfirmedBytes(t *testing.T) {
 }
 
 // Lost before the server confirmed anything: every byte is still kept, so a new session
-// starts from byte 0 (PROTOCOL.md section 5) and the upload finishes.
+// starts from byte 0 (docs/protocol.md section 5) and the upload finishes.
 func TestStreamLostSessionWhileAllIsKept(t *testing.T) {
 	src := &streamSource{data: data(K256 + 7)}
 	err := runStream(t, src, Options{ChunkSize: K256}, []ex{

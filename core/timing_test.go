@@ -284,7 +284,7 @@ func TestUnixSeconds(t *testing.T) {
 }
 
 // Retry-After comes from the server: no value may panic, hang, or make a wait longer than a
-// minute or shorter than nothing (RFC 9110 section 10.2.3; PROTOCOL.md section 5).
+// minute or shorter than nothing (RFC 9110 section 10.2.3; docs/protocol.md section 5).
 func FuzzRetryAfter(f *testing.F) {
 	for _, s := range []string{"120", " 3 ", "Sun, 06 Nov 1994 08:49:37 GMT", "Wed, 21 Oct 2015 07:28:00 GMT", "-1", "1e9", "99999999999999999999"} {
 		f.Add(s, int64(784111777))

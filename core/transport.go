@@ -62,10 +62,10 @@ type Request struct {
 	// transport gives it up as a lost connection (fetch never times out on its own).
 	Timeout Duration
 	// Session says the request goes to a session URI (a chunk or a status query), where the
-	// protocol's 308 Resume Incomplete is an answer, not a redirect (PROTOCOL.md section 3).
+	// protocol's 308 Resume Incomplete is an answer, not a redirect (docs/protocol.md section 3).
 	// Everywhere else a redirect is never the protocol's: a transport never follows one, and
 	// a browser's may report it as a *RedirectError. A transport that cannot read a 3xx
-	// answer to a session request (a browser's, in some engines: PROTOCOL.md section 6)
+	// answer to a session request (a browser's, in some engines: docs/protocol.md section 6)
 	// returns a *HiddenRedirectError instead.
 	Session bool
 }
@@ -86,7 +86,7 @@ type Response struct {
 	// X-HTTP-Status-Code-Override and Retry-After.
 	Header Header
 	// Body is the answer's body. A transport may leave it empty for a 308 (or a 200 with
-	// X-HTTP-Status-Code-Override: 308): core reads nothing from it (PROTOCOL.md section 3).
+	// X-HTTP-Status-Code-Override: 308): core reads nothing from it (docs/protocol.md section 3).
 	Body []byte
 }
 

@@ -101,7 +101,7 @@ func (u *Upload) Pause() {
 }
 
 // Resume goes on after Pause, from the server's offset: a resumable upload first asks the
-// session how much it holds (PROTOCOL.md section 4).
+// session how much it holds (docs/protocol.md section 4).
 func (u *Upload) Resume() {
 	u.mu.Lock()
 	if !u.paused || u.state.final() {
@@ -273,7 +273,7 @@ func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	return resp, err
 }
 
-// exchange sends req and deals with what every request of an upload meets alike (PROTOCOL.md
+// exchange sends req and deals with what every request of an upload meets alike (docs/protocol.md
 // section 5): a 401 asks for the caller's headers once more, a lost connection, a 5xx, 429 or
 // 408 waits (retry), anything else no retry can mend ends the upload. It returns the answer
 // for the caller's own reading, with its verdict (vAnswer; for a session request also vLost
@@ -315,7 +315,7 @@ func (u *Upload) pausePoint(ctx Context) (bool, error) {
 	return waited, ctx.Err()
 }
 
-// retry decides whether a failed exchange may go again and, if so, waits (PROTOCOL.md
+// retry decides whether a failed exchange may go again and, if so, waits (docs/protocol.md
 // section 5). It returns the error to report when the retries have run out.
 func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error {
 	if err != nil && u.o.WaitOnline != nil && isOffline(err) {
@@ -406,7 +406,7 @@ func (u *Upload) exhausted(attempts int, resp *Response, err error) error {
 // hiddenByCORS is what to add to the message of an answer that lacks header names when the
 // request went to another origin than the page's: a browser hides every header of a
 // cross-origin answer that the server's CORS configuration does not list in
-// Access-Control-Expose-Headers (PROTOCOL.md section 6), the commonest reason for it.
+// Access-Control-Expose-Headers (docs/protocol.md section 6), the commonest reason for it.
 func (u *Upload) hiddenByCORS(url, names string) string {
 	if u.o.Origin == "" || originOf(url) == u.o.Origin {
 		return ""
@@ -420,7 +420,7 @@ func (u *Upload) httpError(resp *Response) *HTTPError {
 	return newHTTPError(u.lastMethod, u.lastURL, resp)
 }
 
-// runSingle sends a media or multipart upload: one request, retried whole (PROTOCOL.md
+// runSingle sends a media or multipart upload: one request, retried whole (docs/protocol.md
 // section 1).
 func (u *Upload) runSingle(ctx Context) (*Result, error) {
 	end := u.total
@@ -474,7 +474,7 @@ func (u *Upload) reauth(ctx Context, resp *Response) error {
 	return u.refreshHeaders(ctx)
 }
 
-// startSession starts a resumable session (PROTOCOL.md section 2) and returns its URI.
+// startSession starts a resumable session (docs/protocol.md section 2) and returns its URI.
 func (u *Upload) startSession(ctx Context) (string, error) {
 	url := withUploadType(u.o.URL, string(Resumable))
 	u.authRetried = false

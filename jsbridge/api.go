@@ -22,7 +22,7 @@ func API(version string) js.Value {
 	api := js.Global().Get("Object").New()
 	api.Set("version", version)
 	api.Set("upload", funcOf(func(this js.Value, args []js.Value) any {
-		id, ok := integer(arg(args, 0))
+		id, ok := wholeNumber(arg(args, 0))
 		if !ok {
 			return nil
 		}
@@ -34,7 +34,7 @@ func API(version string) js.Value {
 			}
 		}()
 		// The Blob's size, or -1 for a stream (its length is not known in advance).
-		size, ok := integer(arg(args, 1))
+		size, ok := wholeNumber(arg(args, 1))
 		if !ok {
 			size = -1
 		}
@@ -137,7 +137,7 @@ func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload) {
 // that has ended) do nothing.
 func (r *registry) call(args []js.Value, m func(*core.Upload)) any {
 	defer func() { _ = recover() }() // nothing to tell: a panic here changes no upload
-	id, ok := integer(arg(args, 0))
+	id, ok := wholeNumber(arg(args, 0))
 	if !ok {
 		return nil
 	}

@@ -272,7 +272,7 @@ func TestAPIRedirectIsAProtocolError(t *testing.T) {
 	letGo(t, h, base)
 }
 
-// A chunk whose 3xx answer the engine hides (PROTOCOL.md section 6) is followed at once by a
+// A chunk whose 3xx answer the engine hides (docs/protocol.md section 6) is followed at once by a
 // status query, with no retry: the upload goes on from what the session holds.
 func TestAPIHiddenAnswerAsksAtOnce(t *testing.T) {
 	base := liveFuncs.Load()
@@ -300,7 +300,7 @@ func TestAPIGetHeadersRejects(t *testing.T) {
 	h := fakeHost(t, resumable(""))
 	id := start(h, blobOf([]byte("x"), ""), jsFunc("return Promise.reject(new Error('no token'))"), `{url: "https://up.example/u", getHeaders: true}`)
 	end := ended(t, h, id)
-	// A getHeaders that failed is an auth_error (API.md), its message kept.
+	// A getHeaders that failed is an auth_error (docs/api.md), its message kept.
 	if end.Index(1).String() != "fail" || end.Index(2).String() != "auth_error" || !strings.Contains(end.Index(3).String(), "no token") {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}

@@ -46,7 +46,7 @@
 // syscall/js keeps every JS object or string that Go holds as a js.Value (and every argument
 // of a call into a js.Func) reachable until Go's collector finalizes the js.Value, which may
 // be never: the module allocates little, so its collector seldom runs. A Blob reachable that
-// way keeps its bytes in the page's Blob store, which is bounded (PROTOCOL.md section 6): an
+// way keeps its bytes in the page's Blob store, which is bounded (docs/protocol.md section 6): an
 // earlier version that held each upload's Blob, slices and RequestInit from Go made a page's
 // uploads fail after about 500 MB. So the rule is that Go holds no JS object that belongs to
 // an upload, and whatever it holds ends as follows:
@@ -72,7 +72,7 @@
 // Every function handed to JS recovers panics: a panic never crosses into JS, it ends the
 // upload with a fail report instead. Nothing here logs.
 //
-// # Redirects and the protocol's 308 (PROTOCOL.md section 6)
+// # Redirects and the protocol's 308 (docs/protocol.md section 6)
 //
 // A request to a session URI is marked core.Request.Session: there a 308 without Location is
 // the protocol's answer. The host picks fetch's redirect mode for each request from that

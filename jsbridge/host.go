@@ -148,7 +148,7 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 		return nil, &FetchError{Err: errors.New("a header name or value holds a line break or a NUL")}
 	}
 	// The host picks fetch's redirect mode from Session and what the engine does with a 3xx
-	// (web/js/src/host.js; PROTOCOL.md section 6): a redirect is never followed with a body,
+	// (web/js/src/host.js; docs/protocol.md section 6): a redirect is never followed with a body,
 	// nor with a header of the caller's but Authorization.
 	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), req.Session,
 		float64(req.Timeout/core.Millisecond), c.send)
@@ -181,7 +181,7 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	case a.kind != "ok" || len(a.n) < 1:
 		return nil, a.err()
 	}
-	// The fields core reads (PROTOCOL.md sections 2-5); only what CORS exposes is there: the
+	// The fields core reads (docs/protocol.md sections 2-5); only what CORS exposes is there: the
 	// reference server lists them in Access-Control-Expose-Headers.
 	out := &core.Response{Status: int(a.n[0]), Header: core.Header{}}
 	for i, name := range [...]string{"range", "location", "x-http-status-code-override", "retry-after"} {
@@ -270,7 +270,7 @@ func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, err
 
 // Source is the core.Source of an upload's Blob, which only the host holds: its pieces are
 // byte ranges (the host slices the Blob when it sends them; slicing reads no bytes,
-// PROTOCOL.md section 6), so the file's bytes never enter Go's memory, unless a checksum was
+// docs/protocol.md section 6), so the file's bytes never enter Go's memory, unless a checksum was
 // asked for: then core reads each chunk once, through RangePiece.Read.
 //
 // A size below zero is a ReadableStream's source, of unknown length: the host reads the

@@ -45,14 +45,11 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	flag("queryStatusEachChunk", &opts.QueryStatusEachChunk, false)
 	// On unless the caller says false: a browser's fetch cannot read every 308 in every
 	// engine (Firefox hands over none in redirect mode "error"), and with this header the
-	// server answers 200 + X-HTTP-Status-Code-Override, which every engine reads (PROTOCOL.md
+	// server answers 200 + X-HTTP-Status-Code-Override, which every engine reads (docs/protocol.md
 	// section 6). Google's own clients send it always.
 	flag("noRedirect308", &opts.NoRedirect308, true)
 	if err != nil {
 		return opts, err
-	}
-	if opts.URL == "" && opts.SessionURL == "" {
-		return opts, bad("url", "missing")
 	}
 	opts.Type = core.Type(utype)
 	if opts.ContentType == "" {
@@ -68,9 +65,12 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 		return opts, err
 	}
 	if set(v[6]) {
-		n, ok := integer(v[6])
-		if !ok || n == 0 || n%core.ChunkAlign != 0 {
-			return opts, bad("maxChunkSize", "must be a positive multiple of 262144")
+		n, ok := wholeNumber(v[6])
+		if !ok {
+			return opts, bad("maxChunkSize", "not a whole number")
+		}
+		if n == 0 {
+			n = -1 // an explicit 0 is no size: core's 0 would mean its default
 		}
 		opts.MaxChunkSize = n
 	}
@@ -145,51 +145,39 @@ func optBool(o js.Value, name string, def bool) (bool, error) {
 	return v.Bool(), nil
 }
 
-// integer returns v as a non-negative integer below 2^53, or ok false.
-func integer(v js.Value) (int64, bool) {
+// wholeNumber returns v as an integer of at most 2^53 either way, or ok false: the numbers a
+// JS value holds exactly. Whether its value is allowed is core's to say.
+func wholeNumber(v js.Value) (int64, bool) {
 	if v.Type() != js.TypeNumber {
 		return 0, false
 	}
 	f := v.Float()
-	if f != math.Trunc(f) || f < 0 || f > 1<<53 { // NaN and ±Inf fail too
+	if f != math.Trunc(f) || math.Abs(f) > 1<<53 { // NaN and ±Inf fail too
 		return 0, false
 	}
 	return int64(f), true
 }
 
-// chunkSize reads chunkSize: "auto" (the default: sized to the link), a positive multiple of
-// 262144 (fixed), or 0 (the rest in one PUT).
+// chunkSize converts chunkSize: "auto" (the default) or a number (core checks which).
 func chunkSize(v js.Value) (int64, error) {
 	if !set(v) || (v.Type() == js.TypeString && v.String() == "auto") {
 		return core.ChunkAuto, nil
 	}
-	n, ok := integer(v)
-	if !ok || n%core.ChunkAlign != 0 {
-		return 0, bad("chunkSize", "must be \"auto\", a positive multiple of 262144, or 0 for the whole rest")
+	n, ok := wholeNumber(v)
+	if !ok {
+		return 0, bad("chunkSize", `not "auto" or a whole number`)
 	}
 	return n, nil
 }
 
-// isPlainObject reports whether v is an object literal (or Object.create(null)), not an
-// array, a Date, a Blob, ...
-func isPlainObject(v js.Value) bool {
-	if v.Type() != js.TypeObject {
-		return false
-	}
-	obj := js.Global().Get("Object")
-	var proto js.Value
-	if try(func() { proto = obj.Call("getPrototypeOf", v) }) != nil { // a Proxy's trap threw
-		return false
-	}
-	return proto.IsNull() || proto.Equal(obj.Get("prototype"))
-}
-
-// metadata returns the JSON text of a plain object, made by the browser's JSON.
+// metadata returns the JSON text of an object, made by the browser's JSON. (That it is a plain
+// object, no Date or Map, the JS package checks on the caller's own value: upload.js; here is
+// its copy.)
 func metadata(v js.Value) ([]byte, error) {
 	if !set(v) {
 		return nil, nil
 	}
-	if !isPlainObject(v) {
+	if v.Type() != js.TypeObject {
 		return nil, bad("metadata", "not a plain object")
 	}
 	var s js.Value
@@ -253,9 +241,9 @@ func retry(v js.Value) (*core.RetryPolicy, error) {
 		return nil, bad("retry", err.Error())
 	}
 	if set(r) {
-		n, ok := integer(r)
-		if !ok || n > 1000 {
-			return nil, bad("retry.retries", "not a non-negative integer")
+		n, ok := wholeNumber(r)
+		if !ok {
+			return nil, bad("retry.retries", "not a whole number")
 		}
 		p.Retries = int(n)
 	}
@@ -270,25 +258,22 @@ func retry(v js.Value) (*core.RetryPolicy, error) {
 		if !set(r) {
 			continue
 		}
-		ms, ok := integer(r)
-		if !ok || ms > int64(core.MaxSingleDelay/core.Millisecond) {
-			return nil, bad("retry."+f.name, "must be a whole number of milliseconds from 0 to 60000")
+		ms, ok := wholeNumber(r)
+		if !ok {
+			return nil, bad("retry."+f.name, "not a whole number of milliseconds")
 		}
 		*f.dst = core.Duration(ms) * core.Millisecond
 	}
 	return &p, nil
 }
 
-// checksum accepts the values of docs/api.md; all but false are a later issue's.
+// checksum converts checksum: false (or absent) is none, a string is core's to check.
 func checksum(v js.Value) (core.Checksum, error) {
 	if !set(v) || (v.Type() == js.TypeBoolean && !v.Bool()) {
 		return core.NoChecksum, nil
 	}
-	if v.Type() == js.TypeString {
-		switch c := core.Checksum(v.String()); c {
-		case core.CRC32C, core.MD5, core.Both:
-			return c, nil
-		}
+	if v.Type() != js.TypeString {
+		return "", bad("checksum", `not false or a string ("crc32c", "md5" or "both")`)
 	}
-	return "", bad("checksum", `must be false, "crc32c", "md5" or "both"`)
+	return core.Checksum(v.String()), nil
 }

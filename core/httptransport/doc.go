@@ -3,6 +3,6 @@
 // would cost the browser module over 2 MB.
 //
 // [Transport] is a core.Transport over an *http.Client that never follows redirects (a 308 is
-// the protocol's own answer, PROTOCOL.md section 3). [ReaderAt] and [Reader] are core.Sources
+// the protocol's own answer, docs/protocol.md section 3). [ReaderAt] and [Reader] are core.Sources
 // over an io.ReaderAt of known size and a stream of unknown length.
 package httptransport

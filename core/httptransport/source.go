@@ -42,7 +42,7 @@ func (p section) Read(core.Context) ([]byte, error) {
 }
 
 // Reader returns a core.Source over a stream of unknown length: the upload states its total
-// only with the last chunk (PROTOCOL.md section 3). It keeps in memory the bytes the server has
+// only with the last chunk (docs/protocol.md section 3). It keeps in memory the bytes the server has
 // not confirmed yet, at most a chunk and a half or so; a server that asks again for bytes
 // already dropped (a new session after 404) makes the upload fail, since a stream cannot
 // rewind.

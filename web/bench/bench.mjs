@@ -184,7 +184,7 @@ async function startSink() {
       const id = url.searchParams.get("upload_id");
       const query = /bytes \*\/(\d+|\*)/.exec(req.headers["content-range"] ?? "");
       if (query && sessions.has(id)) {
-        // A status query (PROTOCOL.md section 4): the module sends one after a failed request.
+        // A status query (docs/protocol.md section 4): the module sends one after a failed request.
         // With the total stated and every byte held, it is the last request of an upload of
         // unknown length that ended on a chunk boundary: done.
         const held = sessions.get(id);
@@ -198,7 +198,7 @@ async function startSink() {
       const [, first, total] = /bytes (\d+)-\d+\/(\d+|\*)/.exec(req.headers["content-range"] ?? "") ?? [];
       // A chunk may start before the stored offset: Chromium re-sends a request silently when
       // a kept-alive connection closes under it. Overlapping bytes are stored once, as a
-      // real server does (PROTOCOL.md section 3); a gap is refused.
+      // real server does (docs/protocol.md section 3); a gap is refused.
       if (!sessions.has(id) || first === undefined || Number(first) > sessions.get(id)) {
         return void res.writeHead(400, cors).end("bad chunk");
       }

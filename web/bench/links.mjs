@@ -1,4 +1,4 @@
-// The emulated-link part of ./build.sh bench (issue 9, PROTOCOL.md section 8): the reference
+// The emulated-link part of ./build.sh bench (issue 9, docs/protocol.md section 8): the reference
 // server reads request bodies at a link's rate and answers one round trip late (its
 // /_ref/config "link"); over each link, uploads of a file that takes about ten seconds there:
 //   - one PUT of all of it (no progress until the end),

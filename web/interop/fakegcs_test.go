@@ -21,7 +21,7 @@ func fakeGCS(t *testing.T) (*fakestorage.Server, string) {
 	return fs, ts.URL
 }
 
-// The straight path against an independent implementation (PROTOCOL.md section 7): it stores
+// The straight path against an independent implementation (docs/protocol.md section 7): it stores
 // every chunk it gets without checking offsets and finishes on a status query, so only the
 // paths without faults and without status queries are compared here.
 func TestFakeGCS(t *testing.T) {

@@ -6,16 +6,16 @@ import (
 	"strings"
 )
 
-// Headers a client of the protocol sends (PROTOCOL.md section 6).
+// Headers a client of the protocol sends (docs/protocol.md section 6).
 const allowHeaders = "Content-Type, Content-Range, X-Upload-Content-Type, X-Upload-Content-Length, Authorization, X-Goog-Hash, X-GUploader-No-308"
 
-// Headers script must be able to read (PROTOCOL.md section 6: without them
+// Headers script must be able to read (docs/protocol.md section 6: without them
 // fetch shows Location, Range and the override as null; Retry-After for 429).
 const exposeHeaders = "Location, Range, X-HTTP-Status-Code-Override, X-Goog-Hash, Retry-After"
 
 const allowMethods = "GET, POST, PUT, DELETE, OPTIONS"
 
-// setCORS puts the CORS answer headers on every response (PROTOCOL.md
+// setCORS puts the CORS answer headers on every response (docs/protocol.md
 // section 6); expose, when not "", replaces the headers exposed.
 func setCORS(w http.ResponseWriter, r *http.Request, expose string) {
 	h := w.Header()
@@ -33,7 +33,7 @@ func setCORS(w http.ResponseWriter, r *http.Request, expose string) {
 }
 
 // preflight answers an OPTIONS request: 204 allowing the requested method and
-// headers (PROTOCOL.md section 6: every PUT is preflighted), cached for 600 s
+// headers (docs/protocol.md section 6: every PUT is preflighted), cached for 600 s
 // so the browser does not preflight every chunk.
 func preflight(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()

@@ -26,7 +26,7 @@
 // "name", else a generated one. Objects are keyed by name alone (a later
 // upload of the same name replaces the earlier one, whatever the bucket).
 //
-// Strictness (each rule is commented with its PROTOCOL.md section where it is
+// Strictness (each rule is commented with its docs/protocol.md section where it is
 // enforced): a non-final chunk whose length is not a multiple of 262144, a
 // chunk that starts past the stored offset, a total that conflicts with an
 // earlier one or with X-Upload-Content-Length, a Content-Length that disagrees
@@ -78,7 +78,7 @@
 // Seed: deterministic for a given seed and request sequence. Preflights and
 // control routes are never faulted. A close fault whose AfterBytes reach the
 // end of the body lets the request be processed and drops only the answer
-// (the "connection broke after the last byte" case of PROTOCOL.md section 4).
+// (the "connection broke after the last byte" case of docs/protocol.md section 4).
 //
 // A stall fault reads the body and then holds the request unanswered until the client
 // gives up on it (a client without a timeout of its own hangs there for ever); nothing is

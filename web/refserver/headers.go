@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// contentRange is a parsed Content-Range request header (PROTOCOL.md
+// contentRange is a parsed Content-Range request header (docs/protocol.md
 // sections 3 and 4).
 type contentRange struct {
 	query       bool  // bytes */T: a status query
@@ -21,7 +21,7 @@ type contentRange struct {
 }
 
 // parseContentRange parses "bytes FIRST-LAST/TOTAL", "bytes FIRST-LAST/*",
-// "bytes */TOTAL" and "bytes */*" (PROTOCOL.md sections 3 and 4), strictly:
+// "bytes */TOTAL" and "bytes */*" (docs/protocol.md sections 3 and 4), strictly:
 // decimal digits only, FIRST <= LAST < TOTAL.
 func parseContentRange(s string) (contentRange, error) {
 	var cr contentRange

@@ -19,7 +19,7 @@ import (
 
 // Request kinds, the values of Rule.On and LogEntry.Kind.
 const (
-	KindStart     = "start"     // resumable session start (PROTOCOL.md section 2)
+	KindStart     = "start"     // resumable session start (docs/protocol.md section 2)
 	KindChunk     = "chunk"     // PUT with bytes to a session URI (section 3)
 	KindQuery     = "query"     // status query, Content-Range: bytes */T (section 4)
 	KindMedia     = "media"     // uploadType=media (section 1)
@@ -52,7 +52,7 @@ func requestKind(r *http.Request) string {
 // session is one resumable upload session.
 type session struct {
 	id        string
-	method    string // POST or PUT: the final answer is 201 or 200 (PROTOCOL.md section 3)
+	method    string // POST or PUT: the final answer is 201 or 200 (docs/protocol.md section 3)
 	bucket    string
 	name      string
 	meta      json.RawMessage // the client's metadata, nil when none
@@ -71,7 +71,7 @@ type uploadHandler struct{ s *Server }
 func (h uploadHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if q.Has("upload_id") {
-		if r.Method != http.MethodPut { // PROTOCOL.md sections 3-4: every session request is a PUT
+		if r.Method != http.MethodPut { // docs/protocol.md sections 3-4: every session request is a PUT
 			w.Header().Set("Allow", "PUT")
 			writeError(w, http.StatusMethodNotAllowed, "session requests are PUT")
 			return
@@ -79,7 +79,7 @@ func (h uploadHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.sessionRequest(w, r, q.Get("upload_id"))
 		return
 	}
-	if r.Method != http.MethodPost && r.Method != http.MethodPut { // PROTOCOL.md section 1
+	if r.Method != http.MethodPost && r.Method != http.MethodPut { // docs/protocol.md section 1
 		w.Header().Set("Allow", "POST, PUT")
 		writeError(w, http.StatusMethodNotAllowed, "uploads are POST or PUT")
 		return
@@ -98,13 +98,13 @@ func (h uploadHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// start opens a resumable session (PROTOCOL.md section 2).
+// start opens a resumable session (docs/protocol.md section 2).
 func (h uploadHandler) start(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return // the connection is gone
 	}
-	// PROTOCOL.md section 2: the body is empty or the JSON metadata only.
+	// docs/protocol.md section 2: the body is empty or the JSON metadata only.
 	var meta json.RawMessage
 	var metaType, metaName string
 	if len(body) > 0 {
@@ -118,7 +118,7 @@ func (h uploadHandler) start(w http.ResponseWriter, r *http.Request) {
 		}
 		meta = body
 	}
-	// PROTOCOL.md section 2: X-Upload-Content-Length is left out where the
+	// docs/protocol.md section 2: X-Upload-Content-Length is left out where the
 	// length is not known.
 	declared := int64(-1)
 	if v := r.Header.Get("X-Upload-Content-Length"); v != "" {
@@ -145,7 +145,7 @@ func (h uploadHandler) start(w http.ResponseWriter, r *http.Request) {
 	origin := s.origin
 	s.mu.Unlock()
 
-	// PROTOCOL.md section 2: 200 with an absolute Location carrying
+	// docs/protocol.md section 2: 200 with an absolute Location carrying
 	// upload_id; the original query is kept, as GCS does.
 	if origin == "" {
 		origin = requestOrigin(r)
@@ -158,7 +158,7 @@ func (h uploadHandler) start(w http.ResponseWriter, r *http.Request) {
 }
 
 // sessionRequest handles a PUT to a session URI: a chunk, the whole rest, or
-// a status query (PROTOCOL.md sections 3 and 4).
+// a status query (docs/protocol.md sections 3 and 4).
 func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id string) {
 	var cr contentRange
 	implicit := false
@@ -169,7 +169,7 @@ func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id
 			return
 		}
 	} else {
-		implicit = true // PROTOCOL.md section 3: the whole rest from byte 0, no Content-Range
+		implicit = true // docs/protocol.md section 3: the whole rest from byte 0, no Content-Range
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -184,7 +184,7 @@ func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id
 	defer s.mu.Unlock()
 	sess, ok := s.sessions[id]
 	if !ok {
-		// PROTOCOL.md section 5: 404 on a session URI, the session expired.
+		// docs/protocol.md section 5: 404 on a session URI, the session expired.
 		writeError(w, http.StatusNotFound, "no such upload session")
 		return
 	}
@@ -196,7 +196,7 @@ func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id
 }
 
 // checkTotal reports a stated total that conflicts with an earlier one, with
-// X-Upload-Content-Length, or with the bytes already stored (PROTOCOL.md
+// X-Upload-Content-Length, or with the bytes already stored (docs/protocol.md
 // sections 2-3).
 func (sess *session) checkTotal(total int64) error {
 	if total < 0 {
@@ -214,10 +214,10 @@ func (sess *session) checkTotal(total int64) error {
 	return nil
 }
 
-// chunk stores the bytes of a chunk (PROTOCOL.md section 3), under s.mu.
+// chunk stores the bytes of a chunk (docs/protocol.md section 3), under s.mu.
 func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *session, cr contentRange, body []byte) {
 	n := cr.last - cr.first + 1
-	// PROTOCOL.md section 3: Content-Length = bytes in this request.
+	// docs/protocol.md section 3: Content-Length = bytes in this request.
 	if r.ContentLength >= 0 && r.ContentLength != n {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("content-length %d disagrees with content-range (%d bytes)", r.ContentLength, n))
 		return
@@ -231,28 +231,28 @@ func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *sessi
 	}
 	// The chunk is the last one when it states the total and reaches it.
 	// X-Upload-Content-Length alone does not make a chunk final: the last
-	// request states the total (PROTOCOL.md section 3).
+	// request states the total (docs/protocol.md section 3).
 	final := cr.total >= 0 && cr.last+1 == cr.total
-	// PROTOCOL.md section 3: every chunk but the last is a multiple of 256 KiB.
+	// docs/protocol.md section 3: every chunk but the last is a multiple of 256 KiB.
 	if !final && n%chunkAlign != 0 {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("non-final chunk of %d bytes is not a multiple of %d", n, chunkAlign))
 		return
 	}
 	stored := int64(len(sess.data))
-	// PROTOCOL.md section 3: the next chunk starts at N+1, where the stored
+	// docs/protocol.md section 3: the next chunk starts at N+1, where the stored
 	// bytes end; a gap is an error.
 	if cr.first > stored {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("chunk starts at %d, past the %d bytes stored", cr.first, stored))
 		return
 	}
 	// The keep fault: the server holds fewer bytes than were sent
-	// (PROTOCOL.md section 3).
+	// (docs/protocol.md section 3).
 	if keep, ok := keepFrom(r.Context()); ok && keep < int64(len(body)) {
 		body = body[:keep]
 		final = false
 	}
 	// Bytes before the stored offset were stored already: skip them, compare
-	// nothing (PROTOCOL.md section 3, re-sent ranges are stored once).
+	// nothing (docs/protocol.md section 3, re-sent ranges are stored once).
 	var fresh []byte
 	if end := cr.first + int64(len(body)); end > stored {
 		fresh = body[stored-cr.first:]
@@ -273,7 +273,7 @@ func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *sessi
 
 // answered answers a request to sess that states a total conflicting with the session's
 // (400), or that comes after the upload completed: a chunk re-sent after a lost final answer,
-// or a status query, both told 200/201 with the metadata again (PROTOCOL.md section 4). It
+// or a status query, both told 200/201 with the metadata again (docs/protocol.md section 4). It
 // reports whether it answered.
 func (h uploadHandler) answered(w http.ResponseWriter, sess *session, total int64) bool {
 	if err := sess.checkTotal(total); err != nil {
@@ -287,9 +287,9 @@ func (h uploadHandler) answered(w http.ResponseWriter, sess *session, total int6
 	return false
 }
 
-// query answers a status query (PROTOCOL.md section 4), under s.mu.
+// query answers a status query (docs/protocol.md section 4), under s.mu.
 func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *session, cr contentRange, body []byte) {
-	// PROTOCOL.md section 4: empty body, Content-Length: 0.
+	// docs/protocol.md section 4: empty body, Content-Length: 0.
 	if r.ContentLength > 0 || len(body) > 0 {
 		writeError(w, http.StatusBadRequest, "a status query has an empty body")
 		return
@@ -300,7 +300,7 @@ func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *sessi
 	stored := int64(len(sess.data))
 	if cr.total >= 0 && cr.total == stored {
 		// bytes */T with every byte stored: the empty final request of an
-		// upload of unknown length (PROTOCOL.md section 3).
+		// upload of unknown length (docs/protocol.md section 3).
 		if !h.complete(w, r, sess, nil, cr.total) {
 			return
 		}
@@ -338,7 +338,7 @@ func (h uploadHandler) complete(w http.ResponseWriter, r *http.Request, sess *se
 }
 
 // final answers a completed session: 201 when it was started with POST, 200
-// with PUT, body the object JSON (PROTOCOL.md section 3).
+// with PUT, body the object JSON (docs/protocol.md section 3).
 func (h uploadHandler) final(w http.ResponseWriter, sess *session) {
 	status := http.StatusOK
 	if sess.method == http.MethodPost {
@@ -348,7 +348,7 @@ func (h uploadHandler) final(w http.ResponseWriter, sess *session) {
 }
 
 // incomplete answers 308 Resume Incomplete with the stored range, or no Range
-// at all when nothing is stored (PROTOCOL.md section 3); with
+// at all when nothing is stored (docs/protocol.md section 3); with
 // X-GUploader-No-308: yes, 200 plus X-HTTP-Status-Code-Override: 308
 // instead.
 func (h uploadHandler) incomplete(w http.ResponseWriter, r *http.Request, stored int64) {
@@ -368,7 +368,7 @@ func (h uploadHandler) incomplete(w http.ResponseWriter, r *http.Request, stored
 	w.WriteHeader(http.StatusPermanentRedirect)
 }
 
-// media stores the body as the object (PROTOCOL.md section 1).
+// media stores the body as the object (docs/protocol.md section 1).
 func (h uploadHandler) media(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -378,7 +378,7 @@ func (h uploadHandler) media(w http.ResponseWriter, r *http.Request) {
 }
 
 // multipart stores a multipart/related upload: exactly two parts, metadata
-// JSON then media, closed by --B-- (PROTOCOL.md section 1, RFC 2387).
+// JSON then media, closed by --B-- (docs/protocol.md section 1, RFC 2387).
 func (h uploadHandler) multipart(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -393,7 +393,7 @@ func (h uploadHandler) multipart(w http.ResponseWriter, r *http.Request) {
 }
 
 // store checks X-Goog-Hash and stores the object of a media or multipart
-// upload, answering 200 with its JSON (PROTOCOL.md section 1).
+// upload, answering 200 with its JSON (docs/protocol.md section 1).
 func (h uploadHandler) store(w http.ResponseWriter, r *http.Request, metaType string, meta json.RawMessage, mediaType string, data []byte) {
 	var metaName string
 	if meta != nil {
@@ -434,7 +434,7 @@ func (h uploadHandler) newObject(bucket, name string, meta json.RawMessage, cont
 }
 
 // parseMultipart splits a multipart/related body into its two parts
-// (PROTOCOL.md section 1).
+// (docs/protocol.md section 1).
 func parseMultipart(contentType string, body []byte) (meta json.RawMessage, metaType, mediaType string, media []byte, err error) {
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil || mt != "multipart/related" {

@@ -10,14 +10,14 @@ import (
 	"time"
 )
 
-// Range forms for the Range header of 308 answers (PROTOCOL.md section 3
+// Range forms for the Range header of 308 answers (docs/protocol.md section 3
 // shows both).
 const (
 	RangeBytes = "bytes=" // Range: bytes=0-N (the default)
 	RangePlain = "plain"  // Range: 0-N
 )
 
-// chunkAlign is the unit every non-final chunk is a multiple of (PROTOCOL.md
+// chunkAlign is the unit every non-final chunk is a multiple of (docs/protocol.md
 // section 3).
 const chunkAlign = 262144
 
@@ -81,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	expose := s.expose
 	s.mu.Unlock()
-	setCORS(w, r, expose) // PROTOCOL.md section 6: on every answer, control routes included
+	setCORS(w, r, expose) // docs/protocol.md section 6: on every answer, control routes included
 	control := r.URL.Path == "/_ref" || strings.HasPrefix(r.URL.Path, "/_ref/")
 	if control {
 		s.serve(w, r, true)

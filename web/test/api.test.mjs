@@ -86,7 +86,7 @@ async function assertUploaded(out, name, size, seed) {
 
 let fakeState = new Map();
 function installFakeServers() {
-  // POST starts a session; the answer has no Location (PROTOCOL.md section 2: protocol_error).
+  // POST starts a session; the answer has no Location (docs/protocol.md section 2: protocol_error).
   web.route("/fake/nolocation/", async (req, res) => {
     await readBody(req);
     res.writeHead(200, { "Content-Type": "application/json" }).end("{}");
@@ -602,7 +602,7 @@ test("retry after a 503: onRetry, the retry event, the retrying state, a status 
   const kinds = (await requests()).map((e) => `${e.kind}:${e.status}`);
   const i = kinds.indexOf("chunk:503");
   // query:200, the status query's 308 in the no-308 form (the default).
-  assert.equal(kinds[i + 1], "query:200", `PROTOCOL.md section 4: ask for the status (${kinds.join(" ")})`);
+  assert.equal(kinds[i + 1], "query:200", `docs/protocol.md section 4: ask for the status (${kinds.join(" ")})`);
 });
 
 test("retries_exhausted: waits double, never above maxDelayMs", async () => {

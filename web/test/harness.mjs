@@ -40,7 +40,7 @@ const VERBOSE = !!process.env.MEDIAUPLOAD_TEST_VERBOSE;
 
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
-/** The protocol's chunk unit (PROTOCOL.md section 3). */
+/** The protocol's chunk unit (docs/protocol.md section 3). */
 export const CHUNK = 256 * KiB;
 
 // ---------------------------------------------------------------------------------------------

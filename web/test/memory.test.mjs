@@ -2,7 +2,7 @@
 // Run: node --test web/test/memory.test.mjs   (needs dist/ built by ./build.sh, and /usr/bin/chromium)
 //
 // A page's in-memory Blobs share one store of a few hundred MB, and a Blob stays in it while
-// any reference to it or to a slice of it lives (PROTOCOL.md section 6). A module that keeps
+// any reference to it or to a slice of it lives (docs/protocol.md section 6). A module that keeps
 // the Blobs of settled uploads fills it: every later upload of the page fails, plain fetch
 // included. Each test here uploads over a gibibyte of Blobs made in the page
 // (`new Blob([bytes])`, what canvas.toBlob, MediaRecorder and zip libraries hand a page), one

@@ -40,7 +40,7 @@ test("offline for longer than the whole retry budget: the upload waits in offlin
     const states = r.events.filter((e) => e.type === "statechange").map((e) => e.state);
     assert.ok(states.includes("offline"), `states: ${states}`);
     assert.deepEqual(r.events.filter((e) => e.type === "retry"), [], "no retry counted for the time offline");
-    // After the spell: a status query before the next chunk (PROTOCOL.md section 4).
+    // After the spell: a status query before the next chunk (docs/protocol.md section 4).
     const i = states.indexOf("offline");
     assert.equal(states[i + 1], "uploading", `after offline: ${states.slice(i)}`);
   } finally {

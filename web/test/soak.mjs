@@ -17,7 +17,7 @@ import { MiB, POOL_SIZE, md5Base64, pooledBytes, startAll } from "./harness.mjs"
 
 const CHUNK = 256 * 1024;
 // Short retry waits, so that hundreds of faults cost seconds, not hours; the counts are the
-// protocol's (PROTOCOL.md section 5).
+// protocol's (docs/protocol.md section 5).
 const RETRY = { initialDelayMs: 20, maxDelayMs: 500, jitterMs: 20 };
 
 /** A small seeded generator (an LCG): next(n) is an integer in [0, n). */

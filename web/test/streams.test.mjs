@@ -1,4 +1,4 @@
-// Browser tests of uploads from a ReadableStream (docs/api.md, "Streams"; PROTOCOL.md section 3:
+// Browser tests of uploads from a ReadableStream (docs/api.md, "Streams"; docs/protocol.md section 3:
 // chunks say "bytes a-b/*" until the one that meets the stream's end states the total).
 // Streams of every awkward size and piece size, with and without a checksum, on the reference
 // server and on fake-gcs-server; faults mid-stream; pause, abort and a stream that errors;
@@ -93,7 +93,7 @@ for (const checksum of [undefined, "both"]) {
       const r = await upload(name, c.size, seed, c.cut, opts);
       assert.ok(r.ok, `${c.size} B: ${JSON.stringify(r.error)}`);
       assert.deepEqual(await env.checkStored(name, c.size, seed), [], `${c.size} B cut ${c.cut}`);
-      // Every chunk but the last says "/*"; the last states the total (PROTOCOL.md section 3).
+      // Every chunk but the last says "/*"; the last states the total (docs/protocol.md section 3).
       const ranges = r.ranges.filter((x) => x);
       assert.match(ranges.at(-1), new RegExp(`/${c.size}$`), `last Content-Range of ${c.size} B: ${ranges}`);
       for (const x of ranges.slice(0, -1)) assert.match(x, /\/\*$/, `a non-final Content-Range of ${c.size} B: ${ranges}`);

@@ -32,7 +32,7 @@ func newFakeGCS(dataDir, bucket string) (*fakestorage.Server, error) {
 // headers (docs/protocol.md section 7), so this one answers every
 // preflight itself and hides the Origin from the emulator, whose layer then
 // stays out of the way. The exposed headers are the ones the module must read
-// (PROTOCOL.md section 6).
+// (docs/protocol.md section 6).
 func gcsCORS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")

@@ -89,6 +89,8 @@ func TestRoutes(t *testing.T) {
 		{"/demo.js", "javascript", `from "/dist/mediaupload.js"`, 200},
 		{"/demo.css", "text/css", "--accent", 200},
 		{"/embed.go", "", "", 404},
+		{"/favicon.svg", "image/svg+xml", "<svg", 200},
+		{"/favicon.ico", "image/svg+xml", "<svg", 200}, // asked for by tabs without an icon link
 		{"/dist/mediaupload.js", "javascript", "export async function load", 200},
 		{"/dist/mediaupload.wasm", "application/wasm", "", 200},
 		{"/dist/missing.js", "", "", 404},
@@ -182,7 +184,7 @@ func TestFakeGCSResumableCrossOrigin(t *testing.T) {
 			}
 		}
 	}
-	if res.StatusCode != 200 { // PROTOCOL.md section 7: 200, never 201
+	if res.StatusCode != 200 { // docs/protocol.md section 7: 200, never 201
 		t.Fatalf("last chunk: status %d: %s", res.StatusCode, body)
 	}
 	var obj struct{ Name, Size, MD5Hash string }

@@ -108,7 +108,7 @@ async function readAnswer(res, session) {
   const override = get("x-http-status-code-override");
   let text = null;
   if (res.status === 308 || override === "308") {
-    // Core reads nothing of a 308's body (PROTOCOL.md section 3): it is drained meanwhile, so
+    // Core reads nothing of a 308's body (docs/protocol.md section 3): it is drained meanwhile, so
     // that the request ends normally rather than being cut.
     res.arrayBuffer().then(noop, noop);
   } else {

@@ -13,10 +13,10 @@
 // it settles, so the same file resumed in two tabs is uploaded by one; the other waits (state
 // "queued"), then reads the record again and finishes from the server's state. A finished
 // upload's record stays a little while, marked done, for such a waiting tab: its session,
-// asked, answers that the object is complete (PROTOCOL.md section 4).
+// asked, answers that the object is complete (docs/protocol.md section 4).
 
 // How long a remembered session is tried again: a session URI lasts about a week, an unused
-// one may go within a day (PROTOCOL.md section 2); an expired one costs a 404 and a new session.
+// one may go within a day (docs/protocol.md section 2); an expired one costs a 404 and a new session.
 const MEMO_MAX_AGE_MS = 6 * 24 * 3600 * 1000;
 // How long a finished upload's record stays, for a tab that waited on the lock.
 const DONE_MAX_AGE_MS = 10 * 60 * 1000;

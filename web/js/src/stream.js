@@ -17,7 +17,7 @@
 // many small pieces is one copy, not thousands of Blob parts. The buffers are ArrayBuffers
 // that V8 counts, so their allocation makes it collect as it goes, the chunk Blobs let go
 // among the rest (a Blob's bytes sit in the browser's blob store, which V8 does not see:
-// PROTOCOL.md section 6). What is kept is what the server has not confirmed yet: the chunk in
+// docs/protocol.md section 6). What is kept is what the server has not confirmed yet: the chunk in
 // flight, sent again from here after a short Range or a failure (never read again from the
 // stream), and at most one chunk read ahead while the one before is on the wire. So memory
 // stays about two chunks, whatever the stream's length. Nothing more is read until the next
