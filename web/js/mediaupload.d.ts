@@ -1,11 +1,22 @@
 // Type declarations for mediaupload.js (and, through `MediaUpload`, mediaupload.classic.js).
 // The contract they describe is docs/api.md in the repository.
 
-/** Instantiates the module once; every call resolves to the same object. */
+/**
+ * Instantiates the module once; every call resolves to the same object (the options of the
+ * first call win). A failed load is forgotten, so a later call tries again.
+ *
+ * @throws {MediaUploadError} The promise rejects with code "load_error" when the module cannot
+ *   load: mediaupload.wasm not found (or not WebAssembly) at the URL tried, a
+ *   Content-Security-Policy that refuses the wasm or the Worker, a Worker that cannot start.
+ *   The message names the URL and what to do; the browser's own error is the `cause`.
+ */
 export function load(options?: LoadOptions): Promise<MediaUpload>;
 
 export interface LoadOptions {
-  /** Where the Go module is. Default: mediaupload.wasm beside mediaupload.js. */
+  /**
+   * Where the Go module is, a string or a URL (a relative one is resolved against the page).
+   * Default: mediaupload.wasm beside mediaupload.js.
+   */
   wasmURL?: string | URL;
   /**
    * Runs the module in a dedicated module Worker; the API is the same and getHeaders and every
@@ -13,7 +24,10 @@ export interface LoadOptions {
    * forbids workers, no module workers) load() rejects saying so; there is no silent fall-back.
    */
   worker?: boolean;
-  /** Where the worker script is. Default: mediaupload.worker.js beside mediaupload.js. */
+  /**
+   * Where the worker script is, a string or a URL (a relative one is resolved against the
+   * page). Default: mediaupload.worker.js beside mediaupload.js.
+   */
   workerURL?: string | URL;
 }
 
@@ -39,7 +53,10 @@ export interface QueueOptions {
 }
 
 export interface UploadQueueEventMap {
-  /** loaded/total over every upload not aborted. */
+  /**
+   * `loaded`/`total` over every upload (see UploadQueue.loaded and .total): fired when either
+   * has changed; `q.abort()` fires one. `lengthComputable` is `total > 0`.
+   */
   progress: ProgressEvent<UploadQueue>;
   /** Every upload added so far has settled. */
   idle: Event;
@@ -47,17 +64,28 @@ export interface UploadQueueEventMap {
 
 export interface UploadQueue extends EventTarget {
   readonly concurrency: number;
-  /** Adds an upload; it is in state "queued" until a slot is free. */
+  /**
+   * Adds an upload; it is in state "queued" until a slot is free. What it returns has every
+   * member of an Upload (its handler properties included) from the start.
+   */
   add(source: UploadSource, options: UploadOptions): Upload;
   /** Pauses every upload and starts none until resume(). */
   pause(): void;
   resume(): void;
-  /** Aborts every upload in it. */
+  /**
+   * Aborts every upload in it: `total` drops at once to `loaded`, what was sent (plus what a
+   * failed upload had left to send), and one progress event says so.
+   */
   abort(): void;
   /** The uploads, in the order added. */
   readonly uploads: Upload[];
-  /** Bytes over all uploads not aborted. */
+  /** The bytes sent by every upload added, aborted ones included: never goes backwards. */
   readonly loaded: number;
+  /**
+   * What the queue sends if nothing more fails: each upload's size, but an aborted upload
+   * counts only what it had sent (so that every upload settled without a failure is 100 %).
+   * 0 while a stream's length is unknown; otherwise never below `loaded`.
+   */
   readonly total: number;
   addEventListener<K extends keyof UploadQueueEventMap>(
     type: K,
@@ -68,7 +96,9 @@ export interface UploadQueue extends EventTarget {
 }
 
 /** `options` of `new mu.XMLHttpRequest(options)`: those of `upload` but url and method. */
-export interface XMLHttpRequestOptions extends Omit<UploadOptions, "url" | "method"> {
+export interface XMLHttpRequestOptions extends Omit<UploadSettings, "method"> {
+  /** Resume a session URI you already hold: no new session is started. */
+  sessionURL?: string | URL;
   /**
    * Given a FormData body's other fields (and its File), returns the metadata to send.
    * Default: the fields are ignored and `metadata` is sent.
@@ -130,7 +160,8 @@ export type ErrorCode =
   | "protocol_error"
   | "checksum_mismatch"
   | "source_error"
-  | "aborted";
+  | "aborted"
+  | "load_error";
 
 /** What can be uploaded: a Blob or File, or a stream of bytes of unknown length. */
 export type UploadSource = Blob | ReadableStream<Uint8Array | ArrayBufferView | ArrayBuffer>;
@@ -148,9 +179,36 @@ export interface RetryOptions {
   jitterMs?: number;
 }
 
-export interface UploadOptions {
-  /** The `/upload/...` URI of the method, with its query (e.g. `?name=photo.png`). */
-  url: string;
+/**
+ * The options of `mu.upload`: `url`, or `sessionURL` (a session already started, by your
+ * backend say), or both, and the settings of UploadSettings.
+ *
+ * Each takes a string or a URL object, as load()'s wasmURL and workerURL do.
+ */
+export type UploadOptions = UploadSettings &
+  (
+    | {
+        /**
+         * The `/upload/...` URI of the method, with its query (e.g. `?name=photo.png`). A
+         * relative one is resolved against the page's base URL.
+         */
+        url: string | URL;
+        /** Resume a session URI you already hold: no new session is started. */
+        sessionURL?: string | URL;
+      }
+    | {
+        /** Optional when sessionURL is given. */
+        url?: string | URL;
+        /**
+         * Resume a session URI you already hold: no new session is started; the upload asks
+         * the server what it holds and goes on from there.
+         */
+        sessionURL: string | URL;
+      }
+  );
+
+/** Every option of `mu.upload` but `url` and `sessionURL` (UploadOptions). */
+export interface UploadSettings {
   /** "POST" creates (201 or 200), "PUT" updates (200). Default "POST". */
   method?: "POST" | "PUT";
   /** Default "resumable". "auto": media or multipart up to 5 MiB, else resumable. */
@@ -177,14 +235,14 @@ export interface UploadOptions {
   headers?: Record<string, string>;
   /** Called before the session starts and again after a 401; merged over `headers`. */
   getHeaders?: () => Record<string, string> | Promise<Record<string, string>>;
-  /** Resume a session URI you already hold: no new session is started. */
-  sessionURL?: string;
   /**
-   * Remember the session in localStorage and pick it up again after a reload, when the same
-   * File (name, size, lastModified, type) is uploaded to the same url: it goes on from what the
-   * server holds. Needs a File and a resumable upload. The session is forgotten when the
-   * upload ends, except after "network_error" or "retries_exhausted", which a later try can get
-   * past; one older than six days is not tried.
+   * Remember the session in IndexedDB (database "mediaupload", in workers too) and pick it up
+   * again after a reload, or in another tab, when the same File (name, size, lastModified,
+   * type) is uploaded to the same url: it goes on from what the server holds. Needs a File and
+   * a resumable upload. The session is forgotten when the upload ends, except after
+   * "network_error" or "retries_exhausted", which a later try can get past; one older than six
+   * days is not tried. Where IndexedDB is missing or refused, nothing is remembered and the
+   * upload starts anew.
    */
   resume?: boolean;
   retry?: RetryOptions;
@@ -265,17 +323,31 @@ export interface UploadResult {
   sessionURL: string | null;
 }
 
+/** What every failed upload rejects with, and `load()` when the module cannot load. */
 export class MediaUploadError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    init?: { status?: number; responseText?: string; sessionURL?: string | null; cause?: unknown },
+    init?: {
+      status?: number;
+      responseText?: string;
+      reason?: string;
+      serverMessage?: string;
+      sessionURL?: string | null;
+      cause?: unknown;
+    },
   );
   readonly name: "MediaUploadError";
+  /** One of the codes of docs/api.md ("Errors"), whatever failed underneath. */
   code: ErrorCode;
   /** The last HTTP status, or 0. */
   status: number;
+  /** The body of that answer, or "". */
   responseText: string;
+  /** The reason of Google's JSON error answer (error.errors[0].reason, e.g. "quotaExceeded"), or "" when none. */
+  reason: string;
+  /** The message of Google's JSON error answer (error.message), or "" when none. */
+  serverMessage: string;
   /** The session URI, so the caller can resume later; null if none was started. */
   sessionURL: string | null;
 }

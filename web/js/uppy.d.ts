@@ -28,6 +28,8 @@ export interface MediaUploadPluginOptions {
 export class MediaUpload {
   static readonly VERSION: string;
   constructor(uppy: unknown, options: MediaUploadPluginOptions);
+  /** The Uppy instance the plugin was given (typed unknown: the package imports none of Uppy's types). */
+  readonly uppy: unknown;
   readonly id: string;
   readonly type: "uploader";
   opts: MediaUploadPluginOptions;

@@ -6,21 +6,23 @@
 // Built on the Upload object's public surface only: a queued upload is a QueuedUpload that
 // starts a real Upload (through `start`) when the queue gives it a slot, and from then on
 // passes on the real one's events and answers with its state.
+//
+// The queue's progress (loaded, total, and its "progress" events) keeps these invariants,
+// whatever is paused, aborted or fails (docs/api.md, "Many files: a queue"):
+//   - loaded, the bytes sent by every upload added, never goes backwards (an aborted upload
+//     keeps counting what it had sent);
+//   - total is what the queue sends if nothing more fails: each upload's size, except that an
+//     aborted upload (and a stream that ended without telling its length) counts only what it
+//     had sent; it changes at once on abort(), as `state` does;
+//   - lengthComputable is total > 0 with every length known; while a stream's length is not,
+//     total is 0 (as on XMLHttpRequest), otherwise loaded <= total;
+//   - an event fires only when loaded or total has changed, and q.abort() fires one, after
+//     every upload in it has been aborted, not one per upload.
 
 import { MediaUploadError } from "./errors.js";
+import { UPLOAD_EVENTS, copyEvent, defineHandlers } from "./events.js";
 
 const FORWARDED = ["progress", "load", "error", "abort", "loadend", "retry", "statechange", "request"];
-
-/** A copy of `e` that can be dispatched again (an event cannot be dispatched while it is). */
-export function copyEvent(e) {
-  const copy =
-    e instanceof ProgressEvent
-      ? new ProgressEvent(e.type, { loaded: e.loaded, total: e.total, lengthComputable: e.lengthComputable })
-      : new Event(e.type);
-  // The fields the Upload put on it (confirmed, error, result, …); isTrusted is the event's own.
-  for (const k of Object.keys(e)) if (k !== "isTrusted") copy[k] = e[k];
-  return copy;
-}
 
 /**
  * An upload waiting for its turn, then the running Upload's stand-in. Same members as Upload:
@@ -55,11 +57,6 @@ export class QueuedUpload extends EventTarget {
 
   get sessionURL() {
     return this.#inner ? this.#inner.sessionURL : null;
-  }
-
-  /** The size known so far: the blob's, or a stream's once it has ended (0 before). */
-  get size() {
-    return this.#size;
   }
 
   /** True while waiting (not paused, not aborted): the queue may start it. */
@@ -121,6 +118,9 @@ export class QueuedUpload extends EventTarget {
   }
 }
 
+// Every handler property of an upload (onprogress, onload, …, onstatechange).
+defineHandlers(QueuedUpload, UPLOAD_EVENTS);
+
 // A thenable, as Upload: then, catch and finally are the promise's.
 for (const name of ["then", "catch", "finally"]) {
   QueuedUpload.prototype[name] = function (...args) {
@@ -136,8 +136,11 @@ for (const name of ["then", "catch", "finally"]) {
 export class UploadQueue extends EventTarget {
   #upload; // (blob, options) => Upload
   #concurrency;
-  #entries = []; // { up: QueuedUpload, loaded, settled, aborted }
+  #entries = []; // { up: QueuedUpload, loaded, size, known, settled }
   #paused = false;
+  #holding = false; // inside abort(): no upload starts, and its one progress event comes at the end
+  #endedWhileHolding = false;
+  #reported = null; // [loaded, total] of the last progress event
 
   constructor(upload, options = {}) {
     super();
@@ -158,21 +161,40 @@ export class UploadQueue extends EventTarget {
     return this.#entries.map((e) => e.up);
   }
 
+  /** The bytes sent by every upload added (an aborted one's included): never goes backwards. */
   get loaded() {
-    return this.#sum((e) => e.loaded);
+    let n = 0;
+    for (const e of this.#entries) n += e.loaded;
+    return n;
   }
 
+  /**
+   * What the queue sends if nothing more fails: each upload's size, but an aborted upload's (or
+   * an ended stream's of untold length) is what it had sent. 0 while a stream's length is
+   * unknown.
+   */
   get total() {
-    return this.#sum((e) => e.up.size);
+    let n = 0;
+    for (const e of this.#entries) {
+      const sentOnly = e.up.state === "aborted" || (e.settled && !e.known);
+      if (!sentOnly && !e.known) return 0; // a stream still being read: not computable
+      n += sentOnly ? e.loaded : e.size;
+    }
+    return n;
   }
 
   /** Adds an upload: it starts when a slot is free, in state "queued" until then. */
   add(blob, options) {
     const up = new QueuedUpload(() => this.#upload(blob, options), blob, options);
-    const entry = { up, loaded: 0, settled: false, aborted: false };
+    const isBlob = blob instanceof Blob;
+    const entry = { up, loaded: 0, size: isBlob ? blob.size : 0, known: isBlob, settled: false };
     this.#entries.push(entry);
+    const seen = (e) => {
+      entry.loaded = Math.max(entry.loaded, e.loaded); // an upload's loaded never goes back, nor does the queue's
+      if (e.lengthComputable) [entry.size, entry.known] = [e.total, true]; // a stream's, once it has ended
+    };
     up.addEventListener("progress", (e) => {
-      entry.loaded = e.loaded;
+      seen(e);
       this.#progress();
     });
     up.addEventListener("requeue", () => this.#pump());
@@ -180,12 +202,13 @@ export class UploadQueue extends EventTarget {
     up.addEventListener("statechange", () => {
       if (up.started && up.state === "paused") this.#pump();
     });
-    up.addEventListener("loadend", () => {
+    up.addEventListener("loadend", (e) => {
+      seen(e);
       entry.settled = true;
-      entry.aborted = up.state === "aborted";
-      this.#progress();
-      this.#pump();
-      if (this.#entries.every((e) => e.settled)) this.dispatchEvent(new Event("idle"));
+      // A stream that ended tells its length in its last events (0 for an empty one).
+      if (up.state === "done") [entry.size, entry.known] = [e.total, true];
+      if (this.#holding) this.#endedWhileHolding = true;
+      else this.#ended();
     });
     // Started from a microtask, so that listeners added right after add() see every event.
     queueMicrotask(() => this.#pump());
@@ -204,11 +227,34 @@ export class UploadQueue extends EventTarget {
     this.#pump();
   }
 
-  /** Aborts every upload in the queue, waiting ones first (so none starts meanwhile). */
+  /**
+   * Aborts every upload in the queue, waiting ones first (so none starts meanwhile). total
+   * drops to what was sent at once; one progress event says so (the uploads' own abort and
+   * loadend events follow, asynchronously for the running ones).
+   */
   abort() {
     const waiting = this.#entries.filter((e) => !e.up.started);
     const running = this.#entries.filter((e) => e.up.started);
-    for (const { up } of [...waiting, ...running]) up.abort();
+    this.#holding = true;
+    try {
+      for (const { up } of [...waiting, ...running]) up.abort();
+    } finally {
+      this.#holding = false;
+    }
+    // The waiting ones ended inside the loop (a never-started upload ends at once).
+    if (this.#endedWhileHolding) {
+      this.#endedWhileHolding = false;
+      this.#ended();
+    } else {
+      this.#progress();
+    }
+  }
+
+  // An upload has ended: the numbers, the next upload, and "idle" if it was the last.
+  #ended() {
+    this.#progress();
+    this.#pump();
+    if (this.#entries.every((e) => e.settled)) this.dispatchEvent(new Event("idle"));
   }
 
   /** Uploads started, not settled and not paused: the slots taken. */
@@ -229,15 +275,13 @@ export class UploadQueue extends EventTarget {
     }
   }
 
+  // Fires "progress" if loaded or total has changed since the last one.
   #progress() {
+    if (this.#holding) return;
     const loaded = this.loaded;
     const total = this.total;
+    if (this.#reported && this.#reported[0] === loaded && this.#reported[1] === total) return;
+    this.#reported = [loaded, total];
     this.dispatchEvent(new ProgressEvent("progress", { loaded, total, lengthComputable: total > 0 }));
-  }
-
-  #sum(f) {
-    let n = 0;
-    for (const e of this.#entries) if (!e.aborted) n += f(e);
-    return n;
   }
 }

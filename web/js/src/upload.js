@@ -393,6 +393,7 @@ function wireOptions(options, sessionURL) {
 // A relative url ("/upload/…") resolved against the page's base URL (a worker's location
 // there); anything else is left to the Go side's check.
 function absolute(url) {
+  if (url instanceof URL) return url.href; // a URL object is as good as its text
   // Whitespace in a url is a mistake (a pasted sentence, say), not a path to resolve.
   if (typeof url !== "string" || url === "" || /\s/.test(url)) return url;
   const base = globalThis.document?.baseURI ?? globalThis.location?.href;

@@ -1,13 +1,15 @@
 // Type-checks web/js/mediaupload.d.ts against the usage of docs/api.md:
-//   npx tsc --noEmit -p web/test/types
+//   npx tsc --noEmit -p web/test/types      (also run by web/test/types.test.mjs)
 // Never run. Each @ts-expect-error line is a misuse the declarations must reject (tsc fails
-// if one of them compiles).
+// if one of them compiles). That the declarations match the JavaScript itself (its members,
+// its error codes, where it takes a URL object) is web/test/types.test.mjs's to check.
 
 import {
   load,
   MediaUploadError,
   type ErrorCode,
   type MediaUpload,
+  type UploadOptions,
   type RequestInfo,
   type RetryInfo,
   type Upload,
@@ -22,6 +24,15 @@ declare const file: File;
 async function example(): Promise<void> {
   const mu: MediaUpload = await load();
   await load({ wasmURL: "/static/mediaupload.wasm" });
+  // wasmURL and workerURL: a string or a URL (the JS resolves either against the page).
+  await load({ wasmURL: new URL("/static/mediaupload.wasm", location.href) });
+  await load({ worker: true, workerURL: new URL("./mediaupload.worker.js", import.meta.url) });
+  // load() rejects with a MediaUploadError "load_error" when the module cannot load.
+  const failed: string = await load({ wasmURL: "/nowhere.wasm" }).then(
+    () => "",
+    (err: unknown) => (err instanceof MediaUploadError && err.code === "load_error" ? err.message : String(err)),
+  );
+  void failed;
   const version: string = mu.version;
 
   const controller = new AbortController();
@@ -124,21 +135,42 @@ async function example(): Promise<void> {
   } catch (err) {
     if (err instanceof MediaUploadError) {
       const e: MediaUploadError = err;
-      const fields: [ErrorCode, string, number, string, string | null] = [
-        e.code, e.message, e.status, e.responseText, e.sessionURL,
+      const fields: [ErrorCode, string, number, string, string | null, string, string] = [
+        e.code, e.message, e.status, e.responseText, e.sessionURL, e.reason, e.serverMessage,
       ];
+      if (e.code === "http_error" && e.reason === "quotaExceeded") console.log(e.serverMessage);
       void fields;
     }
   }
-  const made = new MediaUploadError("http_error", "core: 403", { status: 403, responseText: "no" });
+  const made = new MediaUploadError("http_error", "core: 403", {
+    status: 403, responseText: "no", reason: "forbidden", serverMessage: "no access",
+  });
   void (made instanceof Error);
+  const loadCode: ErrorCode = "load_error";
+  void loadCode;
+
+  // A session URI you already hold (started by your backend, or from a failed upload's
+  // error): sessionURL alone, without url.
+  const resumed = mu.upload(file, { sessionURL: "https://storage.googleapis.com/upload/storage/v1/b/B/o?upload_id=x" });
+  const resumedAgain = mu.upload(file, { sessionURL: made.sessionURL ?? "", onProgress: (p) => void p.loaded });
+  const both: UploadOptions = { url: "/upload/x", sessionURL: "https://example.com/session" };
+  void [resumed, resumedAgain, both];
 
   // The classic build's global.
   const g = globalThis.MediaUpload;
   if (g) void (await g.load()).upload(file, { url: "/upload/x" });
 
-  // @ts-expect-error url is required
+  // @ts-expect-error url (or sessionURL) is required
   mu.upload(file, {});
+  // @ts-expect-error one of them, not metadata alone
+  mu.upload(file, { metadata: { name: "x" } });
+  // A URL object where a URL goes (types.test.mjs fails if the JS and the types ever disagree).
+  mu.upload(file, { url: new URL("/upload/x?name=a", location.href) });
+  mu.upload(file, { sessionURL: new URL("https://example.com/session") });
+  // @ts-expect-error url is a string or a URL
+  mu.upload(file, { url: 42 });
+  // @ts-expect-error not a load option
+  await load({ wasm: "/x.wasm" });
   // @ts-expect-error not an upload type
   mu.upload(file, { url: "/upload/x", uploadType: "simple" });
   // @ts-expect-error chunkSize is a number
@@ -165,9 +197,36 @@ export async function widgets(files: File[], url: string): Promise<number> {
   const mu = await load();
   const q = mu.queue({ concurrency: 2 });
   for (const f of files) q.add(f, { url });
-  q.addEventListener("progress", (e) => console.log(e.loaded / e.total));
+  q.addEventListener("progress", (e) => console.log(e.lengthComputable ? e.loaded / e.total : 0));
+  // A queued upload has every member of an upload, its handler properties included.
+  const queued: Upload = q.add(files[0], { url, metadata: { name: files[0].name } });
+  queued.onloadstart = (e) => void e.total;
+  queued.onprogress = (e) => void [e.loaded, e.total, e.confirmed, e.secondsLeft];
+  queued.onload = (e) => void e.result.metadata;
+  queued.onerror = (e) => void [e.error.code, e.error.reason, e.error.serverMessage];
+  queued.onabort = (e) => void e.error.sessionURL;
+  queued.onloadend = function (e) {
+    const self: Upload = this;
+    void [self.state, e.loaded];
+  };
+  queued.onretry = (e) => void [e.attempt, e.restart];
+  queued.onstatechange = (e) => {
+    const s: UploadState = e.state;
+    void s;
+  };
+  queued.onprogress = null;
+  // @ts-expect-error a handler is a function or null
+  queued.onload = 1;
+  q.add(files[0], { sessionURL: "https://example.com/session" });
+  const sent: number = q.loaded;
+  const toSend: number = q.total;
+  void [sent, toSend];
   await new Promise<void>((r) => q.addEventListener("idle", () => r()));
+  q.abort();
   const xhr = new mu.XMLHttpRequest({ formFields: (fields) => ({ name: String(fields.name) }) });
+  void new mu.XMLHttpRequest({ sessionURL: "https://example.com/session", chunkSize: 262144 });
+  // @ts-expect-error url is open()'s
+  void new mu.XMLHttpRequest({ url });
   xhr.open("POST", url);
   xhr.upload.onprogress = (e) => console.log(e.loaded);
   xhr.send(files[0]);
