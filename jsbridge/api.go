@@ -72,7 +72,7 @@ type run struct {
 var reg = registry{runs: map[int]*run{}}
 
 // start validates the call and starts the upload in its own goroutine. A bad argument is
-// reported at once (emit "fail"), before any request.
+// reported at once (report "fail"), before any request.
 func (r *registry) start(c *conn, size int64, typ string, options js.Value) {
 	end := func(err error) {
 		c.fail(err, "")
@@ -83,14 +83,14 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value) {
 		end(err)
 		return
 	}
-	opts.OnProgress = func(p core.Progress) { c.emit("progress", progressArgs(p)...) }
-	opts.OnRetry = func(ri core.RetryInfo) { c.emit("retry", retryArgs(ri)...) }
-	opts.OnState = func(s core.State) { c.emit("state", string(s)) }
-	opts.OnSession = func(url string) { c.emit("session", url) }
+	opts.OnProgress = func(p core.Progress) { c.report("progress", progressReport(p)) }
+	opts.OnRetry = func(ri core.RetryInfo) { c.report("retry", retryReport(ri)) }
+	opts.OnState = func(s core.State) { c.report("state", map[string]any{"state": string(s)}) }
+	opts.OnSession = func(url string) { c.report("session", map[string]any{"url": url}) }
 	opts.WaitOnline = c.waitOnline
 	opts.OnRequest = func(ri core.RequestInfo) {
 		if c.wantRequests() {
-			c.emit("request", requestArgs(ri)...)
+			c.report("request", requestReport(ri))
 		}
 	}
 	ctx, cancel := newAbortContext()
@@ -130,7 +130,7 @@ func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload) {
 		c.fail(err, up.SessionURL())
 		return
 	}
-	c.emit("done", res.Status, string(res.Body), res.SessionURL)
+	c.report("done", map[string]any{"status": res.Status, "body": string(res.Body), "sessionURL": res.SessionURL})
 }
 
 // call runs m on the upload whose id is args[0]; a nil m aborts it. Unknown ids (an upload

@@ -42,7 +42,7 @@ func resumable(faults string) js.Value {
 		const f = faults && faults(c);
 		if (f === "hang") return null; // never answered
 		if (f !== null && f !== undefined) return f;
-		const ok = (status, range = "", location = "", body = "") => ["ok", status, range, location, "", "", body];
+		const ok = (status, range = null, location = null, body = null) => ({ kind: "ok", status, range, location, body });
 		if (c.method === "POST") return ok(200, "", "https://up.example/s?upload_id=1");
 		const cr = c.headers["content-range"] ?? "";
 		let m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(cr);
@@ -72,17 +72,17 @@ func ended(t *testing.T, h js.Value, id int) js.Value {
 	}
 }
 
-// eventsOf returns the reports [id, type, ...args] of upload id whose type is one of types.
+// eventsOf returns the reports {id, type, ...fields} of upload id whose type is one of types.
 func eventsOf(h js.Value, id int, types ...string) []js.Value {
 	var out []js.Value
 	ev := h.Get("events")
 	for i := 0; i < ev.Length(); i++ {
 		e := ev.Index(i)
-		if e.Index(0).Int() != id {
+		if e.Get("id").Int() != id {
 			continue
 		}
 		for _, typ := range types {
-			if e.Index(1).String() == typ {
+			if e.Get("type").String() == typ {
 				out = append(out, e)
 			}
 		}
@@ -132,10 +132,10 @@ func TestAPIUpload(t *testing.T) {
 		  headers: {Authorization: "Bearer t0"}, getHeaders: true, unknownOption: 1,
 		  retry: {retries: 2, initialDelayMs: 10, maxDelayMs: 100, jitterMs: 0}}`)
 	end := ended(t, h, id)
-	if end.Index(1).String() != "done" {
-		t.Fatalf("failed: %s: %s", end.Index(2).String(), end.Index(3).String())
+	if end.Get("type").String() != "done" {
+		t.Fatalf("failed: %s: %s", end.Get("code").String(), end.Get("message").String())
 	}
-	if end.Index(2).Int() != 200 || !strings.Contains(end.Index(3).String(), `"name":"x"`) || end.Index(4).String() != "https://up.example/s?upload_id=1" {
+	if end.Get("status").Int() != 200 || !strings.Contains(end.Get("body").String(), `"name":"x"`) || end.Get("sessionURL").String() != "https://up.example/s?upload_id=1" {
 		t.Fatalf("done: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	sends := sendsOf(h, id)
@@ -157,17 +157,17 @@ func TestAPIUpload(t *testing.T) {
 		}
 	}
 	states := eventsOf(h, id, "state")
-	if len(states) < 2 || states[len(states)-1].Index(2).String() != "done" {
+	if len(states) < 2 || states[len(states)-1].Get("state").String() != "done" {
 		t.Errorf("states: %d, last %v", len(states), states)
 	}
 	prog := eventsOf(h, id, "progress")
-	if last := prog[len(prog)-1]; last.Index(2).Int() != len(data) || last.Index(3).Int() != len(data) {
+	if last := prog[len(prog)-1]; last.Get("loaded").Int() != len(data) || last.Get("total").Int() != len(data) {
 		t.Errorf("last progress: %v", js.Global().Get("JSON").Call("stringify", last))
 	}
 	if n := len(eventsOf(h, id, "request")); n != 4 {
 		t.Errorf("%d requests told, want 4", n)
 	}
-	if s := eventsOf(h, id, "session"); len(s) != 1 || s[0].Index(2).String() != "https://up.example/s?upload_id=1" {
+	if s := eventsOf(h, id, "session"); len(s) != 1 || s[0].Get("url").String() != "https://up.example/s?upload_id=1" {
 		t.Errorf("session: %v", s)
 	}
 	// An id that has ended does nothing.
@@ -178,10 +178,10 @@ func TestAPIUpload(t *testing.T) {
 
 func TestAPIMultipartBody(t *testing.T) {
 	base := liveFuncs.Load()
-	h := fakeHost(t, jsFunc(`return () => ["ok", 200, "", "", "", "", "{}"]`).Invoke())
+	h := fakeHost(t, jsFunc(`return () => ({ kind: "ok", status: 200, body: "{}" })`).Invoke())
 	id := start(h, blobOf([]byte("hello"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "multipart", metadata: {name: "é"}}`)
-	if end := ended(t, h, id); end.Index(1).String() != "done" {
-		t.Fatalf("failed: %s", end.Index(3).String())
+	if end := ended(t, h, id); end.Get("type").String() != "done" {
+		t.Fatalf("failed: %s", end.Get("message").String())
 	}
 	c := sendsOf(h, id)[0]
 	pre, post := c.Get("pre").String(), c.Get("post").String()
@@ -210,7 +210,7 @@ func TestAPIAbort(t *testing.T) {
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("abort took %v", d)
 	}
-	if end.Index(1).String() != "fail" || end.Index(2).String() != "aborted" {
+	if end.Get("type").String() != "fail" || end.Get("code").String() != "aborted" {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	if a := h.Get("aborts"); a.Length() != 1 || a.Index(0).Int() != id {
@@ -229,12 +229,12 @@ func TestAPIPauseResume(t *testing.T) {
 		t.Fatal("ended while paused")
 	}
 	api.Call("resume", id)
-	if end := ended(t, h, id); end.Index(1).String() != "done" {
-		t.Fatalf("failed: %s", end.Index(3).String())
+	if end := ended(t, h, id); end.Get("type").String() != "done" {
+		t.Fatalf("failed: %s", end.Get("message").String())
 	}
 	sawPaused := false
 	for _, s := range eventsOf(h, id, "state") {
-		sawPaused = sawPaused || s.Index(2).String() == "paused"
+		sawPaused = sawPaused || s.Get("state").String() == "paused"
 	}
 	if !sawPaused {
 		t.Error("no paused state told")
@@ -244,12 +244,12 @@ func TestAPIPauseResume(t *testing.T) {
 
 func TestAPIHTTPErrorFailure(t *testing.T) {
 	base := liveFuncs.Load()
-	h := fakeHost(t, jsFunc(`return () => ["ok", 404, "", "", "", "", "no such bucket"]`).Invoke())
+	h := fakeHost(t, jsFunc(`return () => ({ kind: "ok", status: 404, body: "no such bucket" })`).Invoke())
 	id := start(h, blobOf([]byte("x"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "media"}`)
 	end := ended(t, h, id)
 	// fail: code, message, status, responseText, sessionURL
-	if end.Index(1).String() != "fail" || end.Index(2).String() != "http_error" || end.Index(4).Int() != 404 ||
-		end.Index(5).String() != "no such bucket" || end.Index(6).String() != "" {
+	if end.Get("type").String() != "fail" || end.Get("code").String() != "http_error" || end.Get("status").Int() != 404 ||
+		end.Get("responseText").String() != "no such bucket" || end.Get("sessionURL").String() != "" {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	letGo(t, h, base)
@@ -259,10 +259,10 @@ func TestAPIHTTPErrorFailure(t *testing.T) {
 // body-less request before anything could tell) is a protocol error, at once.
 func TestAPIRedirectIsAProtocolError(t *testing.T) {
 	base := liveFuncs.Load()
-	h := fakeHost(t, resumable(`(c) => c.method !== "PUT" ? null : c.start >= 0 ? ["fetch", "TypeError", "Failed to fetch"] : ["redirect", "followed"]`))
+	h := fakeHost(t, resumable(`(c) => c.method !== "PUT" ? null : c.start >= 0 ? { kind: "fetch", name: "TypeError", message: "Failed to fetch" } : { kind: "redirect", followed: true }`))
 	id := start(h, blobOf(randomBytes(1000), ""), js.Null(), `{url: "https://up.example/u", retry: {initialDelayMs: 1, jitterMs: 0}}`)
 	end := ended(t, h, id)
-	if end.Index(1).String() != "fail" || end.Index(2).String() != "protocol_error" || !strings.Contains(end.Index(3).String(), "Location") {
+	if end.Get("type").String() != "fail" || end.Get("code").String() != "protocol_error" || !strings.Contains(end.Get("message").String(), "Location") {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	sends := sendsOf(h, id)
@@ -276,9 +276,9 @@ func TestAPIRedirectIsAProtocolError(t *testing.T) {
 // status query, with no retry: the upload goes on from what the session holds.
 func TestAPIHiddenAnswerAsksAtOnce(t *testing.T) {
 	base := liveFuncs.Load()
-	h := fakeHost(t, resumable(`(c) => c.method === "PUT" && c.start >= 0 && c.end < 3 * 262144 ? (held = c.end, ["hidden"]) : null`))
+	h := fakeHost(t, resumable(`(c) => c.method === "PUT" && c.start >= 0 && c.end < 3 * 262144 ? (held = c.end, { kind: "hidden" }) : null`))
 	id := start(h, blobOf(randomBytes(3*262144), ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144}`)
-	if end := ended(t, h, id); end.Index(1).String() != "done" {
+	if end := ended(t, h, id); end.Get("type").String() != "done" {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	var got []string
@@ -301,7 +301,7 @@ func TestAPIGetHeadersRejects(t *testing.T) {
 	id := start(h, blobOf([]byte("x"), ""), jsFunc("return Promise.reject(new Error('no token'))"), `{url: "https://up.example/u", getHeaders: true}`)
 	end := ended(t, h, id)
 	// A getHeaders that failed is an auth_error (docs/api.md), its message kept.
-	if end.Index(1).String() != "fail" || end.Index(2).String() != "auth_error" || !strings.Contains(end.Index(3).String(), "no token") {
+	if end.Get("type").String() != "fail" || end.Get("code").String() != "auth_error" || !strings.Contains(end.Get("message").String(), "no token") {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
 	}
 	if n := len(sendsOf(h, id)); n != 0 {
@@ -317,8 +317,8 @@ func TestUploadKeepsGoMemorySmall(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	id := start(h, bigBlob(256), js.Null(), `{url: "https://up.example/u"}`)
-	if end := ended(t, h, id); end.Index(1).String() != "done" {
-		t.Fatalf("failed: %s", end.Index(3).String())
+	if end := ended(t, h, id); end.Get("type").String() != "done" {
+		t.Fatalf("failed: %s", end.Get("message").String())
 	}
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
@@ -335,19 +335,19 @@ func TestAPIChecksum(t *testing.T) {
 	crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
 	// The server states the crc32c of what it holds in the final metadata.
 	h := fakeHost(t, resumable(`(c) => /\/`+strconv.Itoa(len(data))+`$/.test(c.headers["content-range"] ?? "") && c.end === `+
-		strconv.Itoa(len(data))+` ? ["ok", 200, "", "", "", "", '{"crc32c":"`+crc+`"}'] : null`))
+		strconv.Itoa(len(data))+` ? { kind: "ok", status: 200, body: '{"crc32c":"`+crc+`"}' } : null`))
 	id := start(h, blobOf(data, ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144, checksum: "crc32c"}`)
-	if end := ended(t, h, id); end.Index(1).String() != "done" {
-		t.Fatalf("failed: %s: %s", end.Index(2).String(), end.Index(3).String())
+	if end := ended(t, h, id); end.Get("type").String() != "done" {
+		t.Fatalf("failed: %s: %s", end.Get("code").String(), end.Get("message").String())
 	}
 	reads := h.Get("reads")
 	var covered int
 	for i := 0; i < reads.Length(); i++ {
 		r := reads.Index(i)
-		if r.Index(1).Int() != covered {
+		if r.Get("start").Int() != covered {
 			t.Fatalf("reads: %v", js.Global().Get("JSON").Call("stringify", reads))
 		}
-		covered = r.Index(2).Int()
+		covered = r.Get("end").Int()
 	}
 	if covered != len(data) {
 		t.Fatalf("read %d bytes of %d", covered, len(data))

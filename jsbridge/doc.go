@@ -6,40 +6,29 @@
 // It owns:
 //
 //   - the conn of each upload (host.go): core's Transport, Source and getHeaders over the host,
-//     a JS object of the loader's (web/js/src/host.js) that does the browser's part;
+//     a JS object of the package's (web/js/src/engine/host.js) that does the browser's part;
 //   - [Clock], core's clock on performance.now(), Date.now() and setTimeout, so that the wasm
 //     does without package time (clock.go);
-//   - the conversion of the options of docs/api.md into core's, with every bad argument
-//     found before any request (options.go), and the reports (result.go);
-//   - [API], the object handed to the loader, web/js/src/loader.js (api.go).
+//   - the conversion of the options of docs/api.md into core's: JS values into Go types, each
+//     value then checked by core, before any request (options.go); and the reports (result.go);
+//   - [API], the object handed to the module's starter, web/js/src/engine/module.js (api.go).
 //
-// # The contract with the loader (web/js/src/loader.js, host.js and upload.js)
+// # The contract with the host
 //
-// Before it runs the module, the loader sets globalThis.__mediauploadInit; the wasm main calls
+// Before it runs the module, module.js sets globalThis.__mediauploadInit; the wasm main calls
 // it once with the api, and it answers with the host:
 //
-//	api  = { version, upload(id, size, type, options), pause(id), resume(id), abort(id) }
-//	host = { send, abort, read, headers, wantRequests, emit }   (host.js says what each does)
+//	api = { version, upload(id, size, type, options), pause(id), resume(id), abort(id) }
 //
-// An upload is known by a number the loader chose. Before api.upload the loader opens the
-// host's entry for it: the Blob, the sink the Upload object listens to, getHeaders. options
-// is a fresh plain copy of the protocol's options (url, method, uploadType, metadata,
-// contentType, chunkSize, headers, sessionURL, retry, queryStatusEachChunk, noRedirect308,
-// checksum; getHeaders as true or false), structured-clonable, so that a worker could
-// receive it. The Go side reports through host.emit(id, type, ...), possibly inside
-// api.upload itself (a bad argument); the host hands the reports to the sink, and the loader
-// queues them and dispatches them later:
-//
-//	state(state)                 "starting", "uploading", "paused", "retrying", "done", …
-//	progress(loaded, total, confirmed, bytesPerSecond, secondsLeft)  secondsLeft may be null
-//	retry(attempt, delayMs, status, error)
-//	session(url)                 the session URI, once known
-//	request(method, url, contentRange, status, ms, error)  only while host.wantRequests(id)
-//	done(status, body, sessionURL)
-//	fail(code, message, status, responseText, sessionURL)  code as in docs/api.md
-//
-// Every report is positional primitives: one call from Go, and no JS object made by Go.
-// Exactly one done or fail ends every upload, and the host deletes the upload's entry then.
+// An upload is known by a number the page chose; before api.upload, module.js opens the
+// host's entry for it (the Blob or stream, the sink, getHeaders). options is a fresh plain
+// copy of the options of docs/api.md that the Go side reads, made by the page (upload.js,
+// wireOptions), structured-clonable so that a Worker can receive it. What the Go side then
+// asks of the host (send, read, pull, headers, whenOnline, abort, wantRequests), how the host
+// answers (one callback per upload, {kind, ...named fields}) and what the Go side reports
+// (report: {type, ...named fields}, exactly one "done" or "fail" ending every upload, possibly
+// inside api.upload itself) is written down once, in the opening comment of
+// web/js/src/engine/host.js.
 //
 // # Ownership: how each reference ends
 //
@@ -63,9 +52,9 @@
 //     checksum arrive as a Uint8Array, copied into Go inside the call, after which the host
 //     detaches its buffer, so the js.Value Go still references holds no bytes. The options
 //     copy is Go's to keep: it holds no Blob and nothing of the caller's.
-//   - js.Func values: the api's five functions live as long as the module. Each upload has
-//     three callbacks (send, read, headers), made on first use and released when its end has
-//     been reported (conn.close); by then no call is pending, except a getHeaders that never
+//   - js.Func values: the api's five functions live as long as the module. Each upload has one
+//     callback, which every answer of the host comes through, released when its end has been
+//     reported (conn.close); by then no call is pending, except a getHeaders that never
 //     settled, whose late answer the host drops because the entry is gone. Each [Clock] wait
 //     has a setTimeout callback, released when it fires or is stopped.
 //
@@ -78,7 +67,7 @@
 // the protocol's answer. The host picks fetch's redirect mode for each request from that
 // mark, from whether it has a body and asks for no 308, and from what the engine has shown it
 // does with a 3xx in mode "error" (Firefox rejects one, Chromium and WebKit hand it over);
-// web/js/src/host.js writes the rules down. Whatever the mode, a redirect is never followed
+// web/js/src/engine/host.js writes the rules down. Whatever the mode, a redirect is never followed
 // with a body, nor with a header of the caller's but Authorization. The host's answers that
 // come of it: "redirect" (a *core.RedirectError: final) and "hidden" (a 3xx to a session
 // request that the engine hides in mode "manual": a *core.HiddenRedirectError, on which core

@@ -36,51 +36,49 @@ func blobOf(b []byte, typ string) js.Value {
 	return js.Global().Get("Blob").New([]any{a}, opts)
 }
 
-// fakeHost installs a scripted host (the role of web/js/src/host.js) and returns it. Nothing
-// goes to the network: respond(call) answers each send, with the arguments of the callback
-// as an array (["ok", status, range, location, override, retryAfter, body], ["fetch", name,
-// message], ["redirect"], ["hidden"]), or a promise of one, or null for "never answer" (until an abort,
-// which answers ["fetch", "AbortError", "aborted"]). It records every call:
+// fakeHost installs a scripted host (the role of web/js/src/engine/host.js, whose contract it
+// keeps) and returns it. Nothing goes to the network: respond(call) answers each send with an
+// answer ({kind: "ok", status, range, location, override, retryAfter, body}, {kind: "fetch",
+// name, message}, {kind: "redirect", followed}, {kind: "hidden"}), or a promise of one, or null
+// for "never answer" (until an abort, which answers {kind: "fetch", name: "AbortError"}). It
+// records every call:
 //
 //	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, session, timeoutMs}]
-//	h.reads     [[id, start, end]]     h.aborts  [id]     h.events  [[id, type, ...args]]
+//	h.reads     [{id, start, end}]     h.aborts  [id]     h.events  [{id, type, ...fields}]
 //	h.open(id, {blob, sink, getHeaders}) as the loader does; h.size: the entries open
-//	h.pending:  callbacks handed to the host and not answered yet
+//	h.pending:  answers handed to the host and not given yet
 func fakeHost(t *testing.T, respond js.Value) js.Value {
 	t.Helper()
 	h := jsFunc("respond", `const entries = new Map();
 	const h = { sends: [], reads: [], aborts: [], events: [], pending: 0 };
-	const later = (id, e, cb, args) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) cb(...args) }, 0) };
+	const later = (id, e, answer, a) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) answer(a) }, 0) };
 	h.open = (id, entry) => entries.set(id, { ...entry });
 	Object.defineProperty(h, "size", { get: () => entries.size });
-	h.send = (id, method, url, headers, pre, start, end, post, session, timeoutMs, cb) => {
+	h.send = (id, req, answer) => {
 		const e = entries.get(id);
-		const hs = {};
-		const f = headers === "" ? [] : headers.split("\n");
-		for (let i = 0; i < f.length; i += 2) hs[f[i]] = f[i + 1];
-		const call = { id, method, url, headers: hs, pre: pre ?? "", start, end, post: post ?? "", session, timeoutMs };
+		const call = { id, ...req, headers: { ...req.headers }, pre: req.pre ?? "", post: req.post ?? "" };
 		h.sends.push(call);
-		e.answer = (args) => { e.answer = null; later(id, e, cb, args) };
+		e.answer = (a) => { e.answer = null; later(id, e, answer, a) };
 		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });
 	};
-	h.abort = (id) => { h.aborts.push(id); entries.get(id)?.answer?.(["fetch", "AbortError", "aborted"]) };
-	h.read = (id, start, end, cb) => {
+	h.abort = (id) => { h.aborts.push(id); entries.get(id)?.answer?.({ kind: "fetch", name: "AbortError", message: "aborted" }) };
+	h.read = (id, { start, end }, answer) => {
 		const e = entries.get(id);
-		h.reads.push([id, start, end]);
+		h.reads.push({ id, start, end });
 		h.pending++;
-		e.blob.slice(start, end).arrayBuffer().then((b) => { h.pending--; if (entries.get(id) === e) cb("ok", new Uint8Array(b)) });
+		e.blob.slice(start, end).arrayBuffer().then((b) => { h.pending--; if (entries.get(id) === e) answer({ kind: "ok", bytes: new Uint8Array(b) }) });
 	};
-	h.headers = (id, cb) => {
+	h.headers = (id, answer) => {
 		const e = entries.get(id);
 		Promise.resolve().then(() => e.getHeaders()).then(
-			(v) => later(id, e, cb, ["ok", Object.entries(v).flat().join("\n")]),
-			(err) => later(id, e, cb, ["error", err.name, err.message]));
+			(v) => later(id, e, answer, { kind: "ok", headers: v }),
+			(err) => later(id, e, answer, { kind: "error", name: err.name, message: err.message }));
 	};
 	h.wantRequests = (id) => true;
-	h.whenOnline = (id, cb) => later(id, entries.get(id), cb, ["ok"]);
-	h.emit = (id, type, ...args) => {
-		h.events.push([id, type, ...args]);
-		if (type === "done" || type === "fail") entries.delete(id);
+	h.whenOnline = (id, answer) => later(id, entries.get(id), answer, { kind: "ok" });
+	h.report = (id, r) => {
+		h.events.push({ id, ...r });
+		if (r.type === "done" || r.type === "fail") entries.delete(id);
 	};
 	return h`).Invoke(respond)
 	SetHost(h)

@@ -14,70 +14,88 @@ import (
 // small JSON; a larger body (an HTML error page, say) is cut, not read whole.
 const MaxResponseBody = 1 << 20
 
-// host is the JS object that does the browser's part of every upload (web/js/src/host.js):
-// it holds each upload's Blob, sink, getHeaders and AbortController under the upload's id,
-// and Go asks it for what it needs by that id, with primitives only (doc.go, "Ownership").
-// The loader hands it over when it receives the API ([SetHost]); it lives as long as the
-// module.
+// host is the JS object that does the browser's part of every upload (web/js/src/engine/host.js,
+// where its contract is written down: calls, answers and reports): it holds each upload's
+// Blob, sink, getHeaders and AbortController under the upload's id, and Go asks it for what it
+// needs by that id (doc.go, "Ownership"). The loader hands it over when it receives the API
+// ([SetHost]); it lives as long as the module.
 var host js.Value
 
 // SetHost sets the host the uploads started afterwards talk to.
 func SetHost(h js.Value) { host = h }
 
-// conn is one upload's link to the host: a core.Transport (Do), the source's reads (read),
-// getHeaders (headers) and the reports (emit). Core makes one call at a time, so one answer
-// is awaited at most. Its three callbacks are made by newConn and released by close.
+// conn is one upload's link to the host: a core.Transport (Do), the source's reads (read and
+// pull), getHeaders (headers) and the reports (report). Core makes one call at a time, so one
+// answer is awaited at most, and one callback takes every answer. It is made by newConn and
+// released by close.
 type conn struct {
 	id      int
-	answers chan answer // the callbacks send how the host answered; buffer of one
-	send    js.Func     // callback of host.send
-	read    js.Func     // callback of host.read: copies the bytes into dst
-	hdrs    js.Func     // callback of host.headers
-	made    bool        // the callbacks are not released yet
-	dst     []byte      // where read's callback copies the bytes
-	copied  int         // how many it copied
+	answers chan answer // the callback sends how the host answered; buffer of one
+	reply   js.Func     // the callback every call of the host answers through
+	made    bool        // the callback is not released yet
+	dst     []byte      // where an answer's bytes (host.read) are copied
 	url     string      // the last URL sent, and its JS string: a session's chunks all go to
 	urlv    js.Value    // one URL, so it is converted once
 }
 
-// answer is what a host callback was called with, as Go values: its first argument (the
-// kind of answer) and the rest, strings and numbers only.
+// answer is what the host answered, as Go values: its kind ("ok", or what went wrong) and the
+// fields of that kind (host.js says which); no js.Value outlives the callback.
 type answer struct {
-	kind string
-	s    []string
-	n    []float64
+	kind    string
+	status  int    // send: the HTTP status
+	rng     string // send: the answer's Range, Location, X-HTTP-Status-Code-Override,
+	loc     string // Retry-After and body ("" where absent)
+	over    string
+	after   string
+	body    string
+	follow  bool        // send "redirect": a body-less request followed a Location
+	n       int64       // pull: the bytes ready; read: the bytes copied into dst
+	headers core.Header // headers: what getHeaders gave
+	name    string      // a failure's error name and message; "bad": its reason
+	message string
 }
 
 func newConn(id int) *conn {
 	c := &conn{id: id, answers: make(chan answer, 1), made: true}
-	c.send = funcOf(func(_ js.Value, args []js.Value) any { c.deliver(args); return nil })
-	c.hdrs = funcOf(func(_ js.Value, args []js.Value) any { c.deliver(args); return nil })
-	c.read = funcOf(func(_ js.Value, args []js.Value) any {
-		// The copy is made here, while the host still holds the array: it detaches the
-		// array's buffer as soon as this returns.
-		if a := arg(args, 1); arg(args, 0).String() == "ok" && a.Type() == js.TypeObject {
-			c.copied = js.CopyBytesToGo(c.dst, a)
-			args = args[:1]
-		}
-		c.deliver(args)
-		return nil
-	})
+	c.reply = funcOf(func(_ js.Value, args []js.Value) any { c.deliver(arg(args, 0)); return nil })
 	return c
 }
 
-// deliver converts a callback's arguments to Go values (a JS string or number becomes Go's,
-// null an empty string, and no js.Value outlives the call) and hands them to the goroutine waiting.
-func (c *conn) deliver(args []js.Value) {
-	a := answer{kind: arg(args, 0).String()}
-	for _, v := range args[min(1, len(args)):] {
-		switch v.Type() {
-		case js.TypeString:
-			a.s = append(a.s, v.String())
-		case js.TypeNull: // an absent field: no call needed to convert it
-			a.s = append(a.s, "")
-		case js.TypeNumber:
-			a.n = append(a.n, v.Float())
+// deliver reads an answer's fields into Go values, inside the call (a read's bytes are copied
+// while the host still holds them: it detaches their buffer as soon as this returns), and
+// hands the answer to the goroutine waiting.
+func (c *conn) deliver(v js.Value) {
+	str := func(name string) string {
+		if f := v.Get(name); f.Type() == js.TypeString {
+			return f.String()
 		}
+		return ""
+	}
+	num := func(name string) float64 {
+		if f := v.Get(name); f.Type() == js.TypeNumber {
+			return f.Float()
+		}
+		return 0
+	}
+	a := answer{kind: str("kind")}
+	switch a.kind {
+	case "ok":
+		if f := v.Get("status"); f.Type() == js.TypeNumber { // send
+			a.status = f.Int()
+			a.rng, a.loc, a.over, a.after, a.body = str("range"), str("location"), str("override"), str("retryAfter"), str("body")
+		} else if b := v.Get("bytes"); b.Type() == js.TypeObject && c.dst != nil { // read
+			a.n = int64(js.CopyBytesToGo(c.dst, b))
+		} else if h := v.Get("headers"); h.Type() == js.TypeObject { // headers
+			a.headers = headersOf(h)
+		} else { // pull
+			a.n = int64(num("n"))
+		}
+	case "redirect":
+		a.follow = v.Get("followed").Truthy()
+	case "bad":
+		a.message = str("reason")
+	default:
+		a.name, a.message = str("name"), str("message")
 	}
 	select {
 	case c.answers <- a:
@@ -85,19 +103,35 @@ func (c *conn) deliver(args []js.Value) {
 	}
 }
 
-// close releases the callbacks. The host drops its entry when the upload's end is reported
-// (emit "done" or "fail", before close), and never calls a callback of a closed entry.
+// headersOf reads an object of string fields (what getHeaders gave, checked by the host).
+func headersOf(o js.Value) core.Header {
+	h := core.Header{}
+	keys := js.Global().Get("Object").Call("keys", o)
+	for i, n := 0, keys.Length(); i < n; i++ {
+		k := keys.Index(i).String()
+		if v := o.Get(k); v.Type() == js.TypeString {
+			h.Set(k, v.String())
+		}
+	}
+	return h
+}
+
+// close releases the callback. The host drops its entry when the upload's end is reported
+// (report "done" or "fail", before close), and never calls the callback of a closed entry.
 func (c *conn) close() {
 	if c.made {
 		c.made = false
-		release(c.send)
-		release(c.read)
-		release(c.hdrs)
+		release(c.reply)
 	}
 }
 
-// ask calls host[method](args...) and waits for its answer (await).
-func (c *conn) ask(ctx core.Context, abortable bool, method string, args ...any) (answer, error) {
+// ask calls host[method](id, request, reply), request omitted where nil, and waits for the
+// answer (await).
+func (c *conn) ask(ctx core.Context, abortable bool, method string, request any) (answer, error) {
+	args := []any{c.id, request, c.reply}
+	if request == nil {
+		args = []any{c.id, c.reply}
+	}
 	if err := try(func() { host.Call(method, args...) }); err != nil {
 		return answer{}, err
 	}
@@ -121,15 +155,8 @@ func (c *conn) await(ctx core.Context, abortable bool) (answer, error) {
 	return answer{}, ctx.Err()
 }
 
-func (a answer) str(i int) string {
-	if i < len(a.s) {
-		return a.s[i]
-	}
-	return ""
-}
-
-// err is a "fetch" or "error" answer's error: its name and message.
-func (a answer) err() error { return &jsError{name: a.str(0), message: a.str(1)} }
+// err is a failure's error: its name and message.
+func (a answer) err() error { return &jsError{name: a.name, message: a.message} }
 
 // Do sends req through host.send and returns the answer. Any HTTP status is an answer; an
 // error means fetch rejected (a network failure, a CORS refusal, a redirect: see below) or
@@ -142,23 +169,25 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	headers, ok := flatHeaders(req.Header)
-	if !ok {
-		// fetch itself would refuse such a header.
-		return nil, &FetchError{Err: errors.New("a header name or value holds a line break or a NUL")}
+	headers := map[string]any{}
+	for k, v := range req.Header {
+		headers[k] = v
 	}
-	// The host picks fetch's redirect mode from Session and what the engine does with a 3xx
-	// (web/js/src/host.js; docs/protocol.md section 6): a redirect is never followed with a body,
+	// The host picks fetch's redirect mode from session and what the engine does with a 3xx
+	// (engine/host.js; docs/protocol.md section 6): a redirect is never followed with a body,
 	// nor with a header of the caller's but Authorization.
-	a, err := c.ask(ctx, true, "send", c.id, req.Method, c.urlValue(req.URL), headers, orNull(pre), start, end, orNull(post), req.Session,
-		float64(req.Timeout/core.Millisecond), c.send)
+	a, err := c.ask(ctx, true, "send", map[string]any{
+		"method": req.Method, "url": c.urlValue(req.URL), "headers": headers,
+		"pre": orNull(pre), "start": start, "end": end, "post": orNull(post),
+		"session": req.Session, "timeoutMs": float64(req.Timeout / core.Millisecond),
+	})
 	switch {
 	case err != nil:
 		return nil, err
 	case a.kind == "redirect":
 		// A 3xx with a Location that a body-less request followed, or a 3xx to a request
 		// that is not to the session URI: final.
-		return nil, &core.RedirectError{Method: req.Method, URL: req.URL, Followed: a.str(0) == "followed"}
+		return nil, &core.RedirectError{Method: req.Method, URL: req.URL, Followed: a.follow}
 	case a.kind == "hidden":
 		// A 3xx to a session request whose status and headers the engine hides: core asks
 		// the session at once.
@@ -178,19 +207,19 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 		// The request failed because the source could not be read (a File changed or
 		// removed on disk): no retry can help.
 		return nil, &core.SourceError{Err: a.err()}
-	case a.kind != "ok" || len(a.n) < 1:
+	case a.kind != "ok":
 		return nil, a.err()
 	}
 	// The fields core reads (docs/protocol.md sections 2-5); only what CORS exposes is there: the
 	// reference server lists them in Access-Control-Expose-Headers.
-	out := &core.Response{Status: int(a.n[0]), Header: core.Header{}}
-	for i, name := range [...]string{"range", "location", "x-http-status-code-override", "retry-after"} {
-		if v := a.str(i); v != "" {
+	out := &core.Response{Status: a.status, Header: core.Header{}}
+	for name, v := range map[string]string{"range": a.rng, "location": a.loc, "x-http-status-code-override": a.over, "retry-after": a.after} {
+		if v != "" {
 			out.Header[name] = v
 		}
 	}
-	if body := a.str(4); body != "" {
-		out.Body = []byte(body[:min(len(body), MaxResponseBody)])
+	if a.body != "" {
+		out.Body = []byte(a.body[:min(len(a.body), MaxResponseBody)])
 	}
 	return out, nil
 }
@@ -209,28 +238,6 @@ func (c *conn) urlValue(u string) js.Value {
 		c.url, c.urlv = u, js.ValueOf(u)
 	}
 	return c.urlv
-}
-
-// flatHeaders returns h as "name\nvalue\n…", the form host.send takes: one string rather
-// than an object, since every JS object Go makes is a reference its collector must end.
-func flatHeaders(h core.Header) (string, bool) {
-	var b []byte
-	for k, v := range h {
-		for _, s := range [2]string{k, v} {
-			for i := 0; i < len(s); i++ {
-				if s[i] == '\n' || s[i] == '\r' || s[i] == 0 {
-					return "", false
-				}
-			}
-		}
-		if len(b) > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, k...)
-		b = append(b, '\n')
-		b = append(b, v...)
-	}
-	return string(b), true
 }
 
 // bodyOf describes pieces the way host.send takes a body: text before, a range of the
@@ -274,7 +281,7 @@ func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, err
 // asked for: then core reads each chunk once, through RangePiece.Read.
 //
 // A size below zero is a ReadableStream's source, of unknown length: the host reads the
-// stream into pieces it keeps until the server has confirmed them (web/js/src/stream.js),
+// stream into pieces it keeps until the server has confirmed them (web/js/src/engine/stream.js),
 // and Slice first asks it to have the range ready (host.pull), which reads the stream.
 type Source struct {
 	c    *conn
@@ -299,10 +306,10 @@ func (s *Source) Slice(start, end int64) (core.Piece, error) {
 }
 
 // pull has the host read the stream up to end (or its end) and keep [start, end); the bytes
-// before start, which the server holds, are let go. The answer: cb("ok", n), n the bytes
-// ready from start; cb("notkept") for bytes let go already; cb("source", name, message) for
-// a stream that errored or gave something that is not bytes. A stream that never gives more
-// cannot hold an abort: the wait ends with ctx, and the host drops the late answer.
+// before start, which the server holds, are let go. The answer: {kind: "ok", n}, n the bytes
+// ready from start; "notkept" for bytes let go already; "source" for a stream that errored
+// or gave something that is not bytes. A stream that never gives more cannot hold an abort:
+// the wait ends with ctx, and the host drops the late answer.
 func (s *Source) pull(start, end int64) (core.Piece, error) {
 	if start < 0 || start > end {
 		return nil, errors.New("jsbridge: slice out of range")
@@ -310,7 +317,7 @@ func (s *Source) pull(start, end int64) (core.Piece, error) {
 	if end-start > 1<<53 {
 		end = start + 1<<53 // a whole-rest request: JS numbers are exact up to 2^53
 	}
-	a, err := s.c.ask(s.ctx, false, "pull", s.c.id, float64(start), float64(end), s.c.send)
+	a, err := s.c.ask(s.ctx, false, "pull", map[string]any{"start": float64(start), "end": float64(end)})
 	switch {
 	case err != nil:
 		return nil, err
@@ -318,10 +325,10 @@ func (s *Source) pull(start, end int64) (core.Piece, error) {
 		return nil, core.ErrNotKept
 	case a.kind == "source":
 		return nil, &core.SourceError{Err: a.err()}
-	case a.kind != "ok" || len(a.n) < 1:
+	case a.kind != "ok":
 		return nil, a.err()
 	}
-	return RangePiece{c: s.c, start: start, end: start + int64(a.n[0])}, nil
+	return RangePiece{c: s.c, start: start, end: start + a.n}, nil
 }
 
 // RangePiece is a run of the upload's bytes, not yet read.
@@ -338,9 +345,11 @@ func (p RangePiece) Len() int64 { return p.end - p.start }
 // (a prompt, local read), so Read waits for it even when ctx ends.
 func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 	c := p.c
-	c.dst, c.copied = make([]byte, p.Len()), -1
+	c.dst = make([]byte, p.Len())
 	defer func() { c.dst = nil }()
-	if err := try(func() { host.Call("read", c.id, float64(p.start), float64(p.end), c.read) }); err != nil {
+	if err := try(func() {
+		host.Call("read", c.id, map[string]any{"start": float64(p.start), "end": float64(p.end)}, c.reply)
+	}); err != nil {
 		return nil, err
 	}
 	a := <-c.answers
@@ -351,7 +360,7 @@ func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 		return nil, &core.SourceError{Err: a.err()}
 	case a.kind != "ok":
 		return nil, a.err()
-	case int64(c.copied) != p.Len():
+	case a.n != p.Len():
 		// Fewer bytes than the File had: it shrank on disk (Firefox reads what is there now).
 		return nil, &core.SourceError{Err: errors.New("the file changed on disk during the upload (a read came back short)")}
 	}
@@ -362,45 +371,32 @@ func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
 // goroutine, where waiting is allowed. A getHeaders that never settles cannot hold the
 // upload: when ctx ends it returns at once, and the host drops the late answer.
 func (c *conn) headers(ctx core.Context) (core.Header, error) {
-	a, err := c.ask(ctx, false, "headers", c.id, c.hdrs)
+	a, err := c.ask(ctx, false, "headers", nil)
 	switch {
 	case err != nil:
 		return nil, err
 	case a.kind == "bad":
 		// Not an object of strings: the caller's mistake, as an invalid header name is.
-		return nil, &core.ArgumentError{Field: "getHeaders", Reason: "what it returned is " + a.str(0)}
+		return nil, &core.ArgumentError{Field: "getHeaders", Reason: "what it returned is " + a.message}
 	case a.kind != "ok":
 		return nil, a.err()
 	}
-	h := core.Header{}
-	flat := a.str(0)
-	for flat != "" {
-		var k, v string
-		k, flat = cut(flat)
-		v, flat = cut(flat)
-		h.Set(k, v)
+	if a.headers == nil {
+		return core.Header{}, nil
 	}
-	return h, nil
+	return a.headers, nil
 }
 
-// cut splits s at its first newline.
-func cut(s string) (string, string) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i], s[i+1:]
-		}
-	}
-	return s, ""
+// report tells the upload's sink what happened, through host.report: {type, ...its fields}
+// (engine/host.js lists them). Whatever the sink throws stays in JS's hands (the host
+// catches it).
+func (c *conn) report(typ string, fields map[string]any) {
+	fields["type"] = typ
+	_ = try(func() { host.Call("report", c.id, fields) })
 }
 
-// emit reports to the upload's sink through host.emit. Whatever the sink throws stays in JS's
-// hands (the host catches it).
-func (c *conn) emit(typ string, args ...any) {
-	_ = try(func() { host.Call("emit", append([]any{c.id, typ}, args...)...) })
-}
-
-// wantRequests asks the host whether anyone listens to per-request reports: a request report
-// per chunk costs a JS call with six arguments, a URL string among them.
+// wantRequests asks the host whether anyone listens to per-request reports: one costs a JS
+// object per chunk, a URL string among its fields.
 func (c *conn) wantRequests() bool {
 	var v js.Value
 	if try(func() { v = host.Call("wantRequests", c.id) }) != nil {
@@ -426,7 +422,7 @@ func (e *FetchError) Unwrap() error { return e.Err }
 // else at its "online" event), or for ctx to end; the host drops a late answer and its
 // listener when the upload ends.
 func (c *conn) waitOnline(ctx core.Context) error {
-	a, err := c.ask(ctx, false, "whenOnline", c.id, c.send)
+	a, err := c.ask(ctx, false, "whenOnline", nil)
 	switch {
 	case err != nil:
 		return err

@@ -64,7 +64,7 @@ func TestInvalidArgumentsSendNothing(t *testing.T) {
 		{"noRedirect308", "blob", "({url, noRedirect308: 1})", "noRedirect308"},
 	}
 	base := liveFuncs.Load()
-	h := fakeHost(t, jsFunc(`return () => ["ok", 200, "", "", "", "", ""]`).Invoke())
+	h := fakeHost(t, jsFunc(`return () => ({ kind: "ok", status: 200 })`).Invoke())
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			nextID++
@@ -74,11 +74,11 @@ func TestInvalidArgumentsSendNothing(t *testing.T) {
 			api.Call("upload", id, blob.Get("size"), blob.Get("type"), o)
 			// Told at once, inside upload(), before anything could be sent.
 			ev := eventsOf(h, id, "state", "progress", "request", "done", "fail")
-			if len(ev) != 1 || ev[0].Index(1).String() != "fail" {
+			if len(ev) != 1 || ev[0].Get("type").String() != "fail" {
 				t.Fatalf("reports: %v", js.Global().Get("JSON").Call("stringify", h.Get("events")))
 			}
-			if ev[0].Index(2).String() != "invalid_argument" || !strings.Contains(ev[0].Index(3).String(), c.wantField) {
-				t.Fatalf("fail: %s: %s", ev[0].Index(2).String(), ev[0].Index(3).String())
+			if ev[0].Get("code").String() != "invalid_argument" || !strings.Contains(ev[0].Get("message").String(), c.wantField) {
+				t.Fatalf("fail: %s: %s", ev[0].Get("code").String(), ev[0].Get("message").String())
 			}
 		})
 	}

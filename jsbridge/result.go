@@ -6,14 +6,13 @@ import (
 	"github.com/mediaupload/mediaupload/core"
 )
 
-// The reports go to the host as positional primitives (host.emit(id, type, ...)), never as
-// objects: the loader builds the events and results, and every JS object Go makes is a
-// reference that only Go's collector would end.
+// The reports go to the host as objects of primitives, {type, ...fields} (engine/host.js
+// lists them): the host and the loader build the events and results from them.
 
-// fail reports err as the upload's end: emit("fail", code, message, status, responseText,
-// sessionURL, null, reason, serverMessage). status, responseText, reason and serverMessage
-// come from the last answer the error holds, if any (reason and serverMessage: Google's JSON
-// error's); the null is the host's to fill with the JS error behind the failure.
+// fail reports err as the upload's end: {type: "fail", code, message, status, responseText,
+// sessionURL, reason, serverMessage}. status, responseText, reason and serverMessage come
+// from the last answer the error holds, if any (reason and serverMessage: Google's JSON
+// error's); the host adds the JS error behind the failure as its cause.
 func (c *conn) fail(err error, sessionURL string) {
 	status, text, reason, message := 0, "", "", ""
 	// The HTTPError may be inside a RetriesExhaustedError or a SessionExpiredError.
@@ -22,28 +21,28 @@ func (c *conn) fail(err error, sessionURL string) {
 	} else if pe, ok := core.Find[*core.ProtocolError](err); ok {
 		status = pe.Status
 	}
-	c.emit("fail", core.Code(err), err.Error(), status, text, sessionURL, nil, reason, message)
+	c.report("fail", map[string]any{"code": core.Code(err), "message": err.Error(), "status": status,
+		"responseText": text, "sessionURL": sessionURL, "reason": reason, "serverMessage": message})
 }
 
-// progressArgs are the arguments of the progress report: loaded, total, confirmed,
-// bytesPerSecond, secondsLeft (null where there is no estimate).
-func progressArgs(p core.Progress) []any {
+// progressReport is the progress report's fields; secondsLeft is null where there is no
+// estimate.
+func progressReport(p core.Progress) map[string]any {
 	var left any
 	if p.SecondsLeft >= 0 {
 		left = p.SecondsLeft
 	}
-	return []any{p.Loaded, p.Total, p.Confirmed, p.BytesPerSecond, left}
+	return map[string]any{"loaded": p.Loaded, "total": p.Total, "confirmed": p.Confirmed, "bytesPerSecond": p.BytesPerSecond, "secondsLeft": left}
 }
 
-// retryArgs are the arguments of the retry report: attempt, delayMs, status, error, restart.
-func retryArgs(r core.RetryInfo) []any {
-	return []any{r.Attempt, ms(r.Delay), r.Status, errString(r.Err), r.Restart}
+// retryReport is the retry report's fields.
+func retryReport(r core.RetryInfo) map[string]any {
+	return map[string]any{"attempt": r.Attempt, "delayMs": ms(r.Delay), "status": r.Status, "error": errString(r.Err), "restart": r.Restart}
 }
 
-// requestArgs are the arguments of the request report: method, url, contentRange, status,
-// ms, error (null when an answer arrived).
-func requestArgs(r core.RequestInfo) []any {
-	return []any{r.Method, r.URL, r.ContentRange, r.Status, ms(r.Duration), errString(r.Err)}
+// requestReport is the request report's fields; error is null when an answer arrived.
+func requestReport(r core.RequestInfo) map[string]any {
+	return map[string]any{"method": r.Method, "url": r.URL, "contentRange": r.ContentRange, "status": r.Status, "ms": ms(r.Duration), "error": errString(r.Err)}
 }
 
 func ms(d core.Duration) float64 { return float64(d) / float64(core.Millisecond) }

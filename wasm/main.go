@@ -1,9 +1,10 @@
 //go:build js && wasm
 
 // Command wasm is the browser module, dist/mediaupload.wasm: it hands the API built by
-// jsbridge to the loader (web/js/src/loader.js) through globalThis.__mediauploadInit, which
-// the loader sets before it runs the module and which answers with the host (the contract is
-// in jsbridge/doc.go), and then blocks, so the functions it handed out stay callable.
+// jsbridge to the module's starter (web/js/src/engine/module.js) through
+// globalThis.__mediauploadInit, which the starter sets before it runs the module and which
+// answers with the host (its contract: web/js/src/engine/host.js), and then blocks, so the
+// functions it handed out stay callable.
 package main
 
 import (

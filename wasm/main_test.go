@@ -10,7 +10,7 @@ import (
 func TestRegisterHandsTheAPIToTheLoader(t *testing.T) {
 	// The loader's hook takes the API and answers with the host, here one that records.
 	got := js.Global().Get("Function").New(`const r = { events: [] };
-	r.host = { emit: (id, type, ...args) => r.events.push([id, type, ...args]) };
+	r.host = { report: (id, rep) => r.events.push({ id, ...rep }) };
 	globalThis.__mediauploadInit = (api) => { r.api = api; return r.host };
 	return r`).Invoke()
 	if !register() {
@@ -28,7 +28,7 @@ func TestRegisterHandsTheAPIToTheLoader(t *testing.T) {
 	// A bad call is answered through the host, synchronously, and never throws.
 	api.Call("upload", 1, 0, "", js.ValueOf(map[string]any{}))
 	ev := got.Get("events")
-	if ev.Length() != 1 || ev.Index(0).Index(1).String() != "fail" || ev.Index(0).Index(2).String() != "invalid_argument" {
+	if ev.Length() != 1 || ev.Index(0).Get("type").String() != "fail" || ev.Index(0).Get("code").String() != "invalid_argument" {
 		t.Fatalf("events: %v", js.Global().Get("JSON").Call("stringify", ev))
 	}
 	api.Call("abort", 1) // an id that is not running: nothing happens

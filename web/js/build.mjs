@@ -29,7 +29,7 @@ if (!dist || !wasmExec) {
 }
 const here = fileURLToPath(new URL(".", import.meta.url));
 
-// "go:wasm_exec" is Go's glue as a module whose default export runs it (src/go-runtime.js).
+// "go:wasm_exec" is Go's glue as a module whose default export runs it (src/engine/go-runtime.js).
 const goGlue = {
   name: "go-wasm-exec",
   setup(b) {
@@ -63,13 +63,13 @@ await build({
   format: "iife",
   globalName: "MediaUpload",
   outfile: join(dist, "mediaupload.classic.js"),
-  // The classic build takes its base URL from document.currentScript (src/wasm.js).
+  // The classic build takes its base URL from document.currentScript (src/engine/wasm.js).
   logOverride: { "empty-import-meta": "silent" },
 });
 // Worker mode's Worker (load({ worker: true })): the module and Go's glue, in a module worker.
 await build({
   ...common,
-  entryPoints: [join(here, "src/worker.js")],
+  entryPoints: [join(here, "src/engine/worker.js")],
   format: "esm",
   outfile: join(dist, "mediaupload.worker.js"),
 });

@@ -340,8 +340,8 @@ test("types: wasmURL, workerURL, url and sessionURL take a URL object exactly wh
   const checks = [
     ["wasmURL", `M.LoadOptions["wasmURL"]`, took("wasmURL", wasm)],
     ["workerURL", `M.LoadOptions["workerURL"]`, took("workerURL", worker)],
-    ["url", `Extract<M.UploadOptions, { url: string }>["url"]`, took("url", upload.url)],
-    ["sessionURL", `Extract<M.UploadOptions, { sessionURL: string }>["sessionURL"]`, took("sessionURL", upload.sessionURL)],
+    ["url", `Extract<M.UploadOptions, { url: unknown }>["url"]`, took("url", upload.url)],
+    ["sessionURL", `Extract<M.UploadOptions, { sessionURL: unknown }>["sessionURL"]`, took("sessionURL", upload.sessionURL)],
   ];
   assertSame(compare([], checks));
 });

@@ -2,11 +2,11 @@
 // returns the module object, `mu`, of docs/api.md ("Loading").
 
 import { MediaUploadError } from "./errors.js";
-import { startModule, startUpload } from "./module.js";
+import { startModule, startUpload } from "./engine/module.js";
 import { UploadQueue } from "./queue.js";
 import { Upload } from "./upload.js";
 import { xhrClass } from "./xhr.js";
-import { wasmURLFor } from "./wasm.js";
+import { wasmURLFor } from "./engine/wasm.js";
 import { startWorker, workerURLFor } from "./worker-engine.js";
 
 let loading = null; // the promise of the one instance, shared by every call of load
@@ -59,7 +59,8 @@ async function instantiate({ wasmURL, worker, workerURL }) {
  *                                                         options: the plain copy (wireOptions)
  *   pause(id), resume(id), abort(id)
  *
- * The Go side reports through entry.sink and ends every upload with sink.done or sink.fail,
+ * The Go side reports through sink.report (engine/host.js lists the reports) and ends every
+ * upload with a "done" or a "fail" report,
  * possibly inside start itself (a bad argument); the host drops the entry then.
  */
 function mainThreadEngine(mod) {

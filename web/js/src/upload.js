@@ -3,6 +3,7 @@
 
 import { MediaUploadError, errorCode } from "./errors.js";
 import { UPLOAD_EVENTS, callSafely, defineHandlers } from "./events.js";
+import { checkArguments, wireOptions } from "./options.js";
 import { sessionMemo } from "./resume-store.js";
 
 const FINAL = new Set(["done", "failed", "aborted"]);
@@ -12,10 +13,27 @@ const EMPTY = Object.freeze({});
  * One upload. Created by `mu.upload`; starts at once.
  *
  * Everything the Go side reports is queued and dispatched later, in order, from a microtask, so
- * listeners added right after `mu.upload` returns see every event. Each upload fires exactly one
- * `loadstart`, then `progress` events, then one of `load`, `error` or `abort`, then `loadend`
- * (the order of XMLHttpRequest.upload); `retry`, `statechange` and `request` come in between.
- * The promise settles after `loadend`.
+ * listeners added right after `mu.upload` returns see every event.
+ *
+ * Invariants (each kept by the methods named):
+ *   1. Events: exactly one `loadstart`, then `progress` events, then one of `load`, `error` or
+ *      `abort`, then `loadend` (XMLHttpRequest.upload's order); `retry`, `statechange` and
+ *      `request` come in between. The promise settles after `loadend`. (#enqueue, #done, #fail)
+ *   2. `loaded` never goes backwards, and never exceeds the total once it is known; the last
+ *      progress of a finished upload is total/total. (#dispatchProgress, #done)
+ *   3. `state` answers at once: pause(), resume() and abort() set it before they return, as
+ *      XMLHttpRequest.readyState does; the Go side's own state reports follow later.
+ *      (#setStateNow)
+ *   4. After pause(), the Go side's reports of any state but "paused" are stale (they were on
+ *      their way before it): `state` shows "paused" until resume(). After resume(), a late
+ *      "paused" is stale, until the Go side reports anything else. (#want, #reported)
+ *   5. A final state (done, failed, aborted) is never left, and abort() shows "aborted" at
+ *      once even though the Go side's end comes later. (#stale)
+ *   6. A `statechange` event is fired for each state shown, in order, never twice in a row for
+ *      the same one. (#announce)
+ *   7. Once settled, nothing the Go side says reaches the page; once the last event is out,
+ *      nothing of the caller's (options, callbacks, signal) stays reachable from here. (#sink,
+ *      #letGo)
  */
 export class Upload extends EventTarget {
   #options; // the caller's options, until the upload has settled and its last event is out
@@ -157,49 +175,52 @@ export class Upload extends EventTarget {
 
   #resumeTo = "uploading";
 
-  // The callbacks the Go side reports through. Nothing it says after the upload is settled
-  // (an abort here races its own reports) reaches the user.
+  // The sink the Go side reports through (engine/host.js lists the reports). Nothing it says
+  // after the upload is settled (an abort here races its own reports) reaches the user.
   #sink() {
-    const live = (fn) => (...args) => {
-      if (!this.#settled) fn(...args);
-    };
     const self = this;
     return {
-      // The Go side reports each request only when someone listens (it costs a call per
+      // The Go side reports each request only when someone listens (it costs an object per
       // chunk): an onRequest option, or a "request" listener, added now or later.
       get wantRequests() {
         return self.#wantRequests || typeof self.#options.onRequest === "function";
       },
-      state: live((s) => this.#enqueue(() => this.#reported(s))),
-      // progress and request come as positional arguments (one JS call from Go, not one per
-      // field: they come with every chunk).
-      progress: live((loaded, total, confirmed, bytesPerSecond, secondsLeft) =>
-        this.#enqueue(() => {
-          // A stream's total is told once its end has been read.
-          if (!this.#lengthKnown && total > 0) [this.#total, this.#lengthKnown] = [total, true];
-          this.#dispatchProgress("progress", { loaded, confirmed, bytesPerSecond, secondsLeft });
-        }),
-      ),
-      retry: live((attempt, delayMs, status, error, restart) =>
-        this.#enqueue(() => this.#emit("retry", "onRetry", { attempt, delayMs, status, error, restart: Boolean(restart) })),
-      ),
-      session: live((url) => {
-        this.#sessionURL = url;
-        this.#memo?.save(url);
-      }),
-      request: live((method, url, contentRange, status, ms, error) => {
-        if (status) this.#lastStatus = status;
-        this.#enqueue(() => this.#emit("request", "onRequest", { method, url, contentRange, status, ms, error }));
-      }),
-      done: live((status, body, sessionURL) =>
-        this.#done({ status, metadata: parseJSON(body), body, sessionURL: sessionURL || null }),
-      ),
-      // cause: the JS error behind a network_error or an auth_error, kept by the host.
-      // code: the Go side's (core.Code), which errorCode only guards.
-      fail: live((code, message, status, responseText, sessionURL, cause, reason, serverMessage) =>
-        this.#fail({ code: errorCode(code, "protocol_error"), message, status, responseText, sessionURL: sessionURL || null, cause, reason, serverMessage }),
-      ),
+      report: (r) => {
+        if (!this.#settled) this.#report(r);
+      },
     };
+  }
+
+  // One report of the Go side, queued as the events it makes (or settling the upload).
+  #report(r) {
+    switch (r.type) {
+      case "state":
+        return this.#enqueue(() => this.#reported(r.state));
+      case "progress":
+        return this.#enqueue(() => {
+          // A stream's total is told once its end has been read.
+          if (!this.#lengthKnown && r.total > 0) [this.#total, this.#lengthKnown] = [r.total, true];
+          this.#dispatchProgress("progress", r);
+        });
+      case "retry": {
+        const { attempt, delayMs, status, error, restart } = r;
+        return this.#enqueue(() => this.#fire("retry", "onRetry", { attempt, delayMs, status, error, restart: Boolean(restart) }));
+      }
+      case "session":
+        this.#sessionURL = r.url;
+        return this.#memo?.save(r.url);
+      case "request": {
+        const { method, url, contentRange, status, ms, error } = r;
+        if (status) this.#lastStatus = status;
+        return this.#enqueue(() => this.#fire("request", "onRequest", { method, url, contentRange, status, ms, error }));
+      }
+      case "done":
+        return this.#done({ status: r.status, metadata: parseJSON(r.body), body: r.body, sessionURL: r.sessionURL || null });
+      case "fail":
+        // cause: the JS error behind a network_error or an auth_error, kept by the host; the
+        // code is the Go side's (core.Code), which errorCode only guards.
+        return this.#fail({ ...r, code: errorCode(r.code, "protocol_error"), sessionURL: r.sessionURL || null });
+    }
   }
 
   #done(result) {
@@ -299,7 +320,7 @@ export class Upload extends EventTarget {
   #announce(s) {
     if (s === this.#announced || this.#stale(s)) return;
     this.#announced = s;
-    this.#emit("statechange", "onStateChange", { state: s }, s);
+    this.#fire("statechange", "onStateChange", { state: s }, s);
   }
 
   // Fires a ProgressEvent (type progress, or one of XHR's other events) carrying the fields
@@ -334,7 +355,7 @@ export class Upload extends EventTarget {
   }
 
   // Fires a plain Event of `type` carrying `fields`, after calling the option `callback`.
-  #emit(type, callback, fields, arg = fields) {
+  #fire(type, callback, fields, arg = fields) {
     this.#call(callback, arg);
     this.dispatchEvent(Object.assign(new Event(type), fields));
   }
@@ -361,55 +382,6 @@ export class Upload extends EventTarget {
 // plus onretry and onstatechange.
 defineHandlers(Upload, UPLOAD_EVENTS);
 
-// The options the Go side reads (jsbridge/options.go). It gets a fresh copy of them, never the
-// caller's object: nothing of the caller's (a getter, a Proxy, a callback) is reachable from
-// it, and the copy is structured-clonable. getHeaders becomes true where a function was given
-// (the host keeps the function itself).
-const PROTOCOL_OPTIONS = [
-  "url", "method", "uploadType", "metadata", "contentType", "chunkSize", "maxChunkSize", "headers", "retry",
-  "queryStatusEachChunk", "noRedirect308", "checksum", "stallTimeoutMs",
-];
-
-function wireOptions(options, sessionURL) {
-  // The page's origin, for the message of a network error (a CORS refusal is the likely one).
-  const out = { getHeaders: typeof options.getHeaders === "function", origin: String(globalThis.location?.origin ?? "") };
-  if (sessionURL !== undefined) out.sessionURL = absolute(sessionURL);
-  for (const name of PROTOCOL_OPTIONS) {
-    try {
-      let v = options[name];
-      if (v === undefined) continue;
-      if (name === "url") v = absolute(v);
-      if (name === "metadata" && v !== null && !isPlainObject(v)) {
-        return { bad: "invalid metadata: not a plain object" };
-      }
-      out[name] = structuredClone(v);
-    } catch (err) {
-      return { bad: `invalid ${name}: ${err?.message ?? err}` };
-    }
-  }
-  return { options: out };
-}
-
-// A relative url ("/upload/…") resolved against the page's base URL (a worker's location
-// there); anything else is left to the Go side's check.
-function absolute(url) {
-  if (url instanceof URL) return url.href; // a URL object is as good as its text
-  // Whitespace in a url is a mistake (a pasted sentence, say), not a path to resolve.
-  if (typeof url !== "string" || url === "" || /\s/.test(url)) return url;
-  const base = globalThis.document?.baseURI ?? globalThis.location?.href;
-  try {
-    return base ? new URL(url, base).href : url;
-  } catch {
-    return url;
-  }
-}
-
-function isPlainObject(v) {
-  if (typeof v !== "object") return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === null || proto === Object.prototype;
-}
-
 // The final answer's body parsed as JSON, or null.
 function parseJSON(body) {
   if (!body) return null;
@@ -418,34 +390,4 @@ function parseJSON(body) {
   } catch {
     return null;
   }
-}
-
-// The checks the Go side cannot make: what the loader itself uses. The Go side validates url,
-// method, uploadType, chunkSize and the other protocol options.
-function checkArguments(blob, options) {
-  const stream = typeof ReadableStream !== "undefined" && blob instanceof ReadableStream;
-  if (!(blob instanceof Blob) && !stream) return "the first argument must be a Blob, a File or a ReadableStream";
-  if (options == null || typeof options !== "object") {
-    return "the options must be an object with at least a url";
-  }
-  if (stream) {
-    // Data of unknown length goes in a resumable session's chunks, read once (docs/api.md,
-    // "Streams"); core checks the upload type and chunk size too.
-    if (blob.locked) return "the stream is locked: something else is reading it already";
-    if (options.resume) return "resume: true needs a File: a stream cannot be found again after a reload";
-    if (options.uploadType === "media" || options.uploadType === "multipart") {
-      return `a stream has no length to state up front: it needs uploadType "resumable", not "${options.uploadType}"`;
-    }
-    if (options.chunkSize === 0) return "a stream is sent in chunks: chunkSize 0 (one PUT of all) would hold all of it in memory";
-  }
-  for (const name of ["onProgress", "onRetry", "onStateChange", "onRequest", "getHeaders"]) {
-    if (options[name] != null && typeof options[name] !== "function") {
-      return `${name} must be a function`;
-    }
-  }
-  const { signal } = options;
-  if (signal != null && (typeof signal.addEventListener !== "function" || !("aborted" in signal))) {
-    return "signal must be an AbortSignal";
-  }
-  return "";
 }

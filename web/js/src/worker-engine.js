@@ -6,9 +6,10 @@
 // elsewhere (WebKit) the page reads it and answers the Worker's pulls (stream-relay.js).
 
 import { MediaUploadError } from "./errors.js";
-import { StreamSource } from "./stream.js";
-import { answerPull, errorData, revive, streamsTransfer } from "./stream-relay.js";
-import { packageFileURL } from "./wasm.js";
+import { callSafely } from "./events.js";
+import { StreamSource } from "./engine/stream.js";
+import { errorData, revive } from "./engine/stream-relay.js";
+import { packageFileURL } from "./engine/wasm.js";
 
 /** The worker's script: beside this one (the way bundlers understand), or `workerURL`. */
 export function workerURLFor(workerURL) {
@@ -76,28 +77,25 @@ function workerEngine(worker) {
     const message = `the module's Worker stopped (${ev.message || "an error in the Worker"})`;
     for (const id of [...entries.keys()]) {
       const e = end(id, new Error(message));
-      try {
-        e.sink.fail?.("network_error", message, 0, "", "");
-      } catch (err) {
-        globalThis.reportError?.(err);
-      }
+      callSafely(() => e.sink.report({ type: "fail", code: "network_error", message }));
     }
   };
   worker.onmessage = ({ data: m }) => {
     const e = entries.get(m.id);
     if (m.t === "pull") return void pull(m, e);
     if (!e) return;
-    if (m.t === "sink") {
-      if (m.type === "done" || m.type === "fail") {
-        end(m.id, m.type === "fail" ? new Error(String(m.args[1] ?? "the upload failed")) : undefined);
+    if (m.t === "report") {
+      const r = m.report;
+      if (r.type === "done" || r.type === "fail") {
+        end(m.id, r.type === "fail" ? new Error(r.message || "the upload failed") : undefined);
         // A relayed stream's own error, not the copy that came back by message.
-        if (m.type === "fail" && m.args[0] === "source_error" && e.cause !== undefined) m.args[5] = e.cause;
+        if (r.type === "fail" && r.code === "source_error" && e.cause !== undefined) r.cause = e.cause;
+      } else if (e.wants !== Boolean(e.sink.wantRequests)) {
+        // Someone began (or stopped) listening to requests: the Worker reports them (or not).
+        e.wants = !e.wants;
+        post({ t: "want", id: m.id, on: e.wants });
       }
-      try {
-        e.sink[m.type]?.(...m.args);
-      } catch (err) {
-        globalThis.reportError?.(err);
-      }
+      callSafely(() => e.sink.report(r));
     } else if (m.t === "close") {
       // The Worker's host let go of the relayed stream (the upload settled, or failed to start).
       e.stream?.close(m.reason ? revive(m.reason) : undefined);
@@ -163,9 +161,9 @@ function workerEngine(worker) {
   return {
     start(source, options, { sink, getHeaders }) {
       const id = ++last;
-      const e = { sink, getHeaders, stream: null, cause: undefined };
+      const e = { sink, getHeaders, stream: null, cause: undefined, wants: Boolean(sink.wantRequests) };
       entries.set(id, e);
-      const msg = { t: "start", id, source, options, getHeaders: !!getHeaders };
+      const msg = { t: "start", id, source, options, getHeaders: !!getHeaders, wantRequests: e.wants };
       try {
         // A Blob or File is cloned (its bytes are not copied); a stream is transferred where
         // the browser can, else the page reads it and the Worker's host asks for its bytes.
@@ -193,4 +191,42 @@ function workerEngine(worker) {
       post({ t: "abort", id });
     },
   };
+}
+
+// The page's half of a relayed stream (engine/stream-relay.js has the Worker's).
+
+let transfers; // whether this browser transfers a ReadableStream; asked once
+
+/**
+ * Whether a ReadableStream can be transferred to a Worker here: tried once on a fresh, empty
+ * stream (a feature test, not the browser's name). Chromium and Firefox can; WebKit throws a
+ * DataCloneError.
+ */
+export function streamsTransfer() {
+  if (transfers === undefined) {
+    try {
+      const s = new ReadableStream();
+      // The clone is a stream of this realm piped from the original: cancelled at once, so
+      // that the pipe between them goes too.
+      structuredClone(s, { transfer: [s] }).cancel().catch(() => {});
+      transfers = true;
+    } catch {
+      transfers = false;
+    }
+  }
+  return transfers;
+}
+
+/**
+ * The page's half: the answer to the Worker's { start, end } pull of `source` (a
+ * StreamSource), as the fields of a "pulled" message ({ n, blob } or { error }), and the
+ * failure itself as `cause` (not posted: the page keeps it as the cause of the source_error).
+ */
+export async function answerPull(source, start, end) {
+  try {
+    const n = await source.pull(start, end);
+    return { n, blob: n > 0 ? source.body(start, start + n) : null };
+  } catch (err) {
+    return { error: errorData(err), cause: err };
+  }
 }

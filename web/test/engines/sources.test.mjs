@@ -1,6 +1,6 @@
 // Sources in every engine: a ReadableStream of unknown length, and a File picked in the page
 // (through a real <input type="file">) that changes on disk while it uploads. Engines show such
-// a change differently (web/js/src/file-watch.js): whatever they show, the upload must end in
+// a change differently (web/js/src/engine/file-watch.js): whatever they show, the upload must end in
 // source_error within seconds, store nothing, and never hang.
 // Run: node --test web/test/engines/sources.test.mjs
 

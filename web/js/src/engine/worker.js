@@ -6,20 +6,19 @@
 // back as messages, and getHeaders, which is the page's, is asked for by message too.
 //
 // Messages from the page:   { t: "init", wasmURL, given }
-//                           { t: "start", id, source, options, getHeaders: bool }
-//                           { t: "start", id, source: null, relay: true, options, getHeaders }
+//                           { t: "start", id, source, options, getHeaders: bool, wantRequests: bool }
+//                           { t: "start", id, source: null, relay: true, options, getHeaders, wantRequests }
+//                           { t: "want", id, on }             whether the page listens to requests now
 //                           { t: "pause" | "resume" | "abort", id }
 //                           { t: "headers", req, ok, value | error }
 //                           { t: "pulled", id, req, n, blob | error }   (stream-relay.js)
 // Messages to the page:     { t: "ready", version } | { t: "error", message }
-//                           { t: "sink", id, type, args }   (state, progress, …, done, fail)
+//                           { t: "report", id, report }     (engine/host.js: state, progress, …, done, fail)
 //                           { t: "getHeaders", id, req }
 //                           { t: "pull", id, req, start, end } | { t: "close", id, reason }
 
 import { startModule, startUpload } from "./module.js";
 import { StreamRelay } from "./stream-relay.js";
-
-const SINK = ["state", "progress", "retry", "session", "request", "done", "fail"];
 
 let mod = null;
 let nextReq = 0;
@@ -32,7 +31,7 @@ function post(msg) {
   try {
     self.postMessage(msg);
   } catch {
-    msg.args = msg.args?.map((a) => (a !== null && typeof a !== "string" && typeof a !== "number" && typeof a !== "boolean" ? plain(a) : a));
+    if (msg.report?.cause !== undefined) msg.report = { ...msg.report, cause: plain(msg.report.cause) };
     self.postMessage(msg);
   }
 }
@@ -67,6 +66,9 @@ self.onmessage = async ({ data: m }) => {
     case "pulled":
       StreamRelay.answered(m);
       break;
+    case "want":
+      if (wanted.has(m.id)) wanted.set(m.id, m.on);
+      break;
     case "headers": {
       const a = asked.get(m.req);
       asked.delete(m.req);
@@ -77,20 +79,25 @@ self.onmessage = async ({ data: m }) => {
   }
 };
 
-function start({ id, source, relay, options, getHeaders }) {
+// Whether anyone on the page listens to each upload's per-request reports (the page says so
+// when it changes): each report costs a message.
+const wanted = new Map(); // id -> bool
+
+function start({ id, source, relay, options, getHeaders, wantRequests }) {
+  wanted.set(id, wantRequests);
   const sink = {
-    // Each request's report costs a message; the page decides whether anyone listens.
-    wantRequests: true,
-  };
-  for (const type of SINK) {
-    sink[type] = (...args) => {
-      if (type === "done" || type === "fail") {
+    get wantRequests() {
+      return wanted.get(id) ?? false;
+    },
+    report(r) {
+      if (r.type === "done" || r.type === "fail") {
         // Nothing of the upload stays here: getHeaders calls still unanswered are dropped.
         for (const [req, a] of asked) if (a.id === id) asked.delete(req);
+        wanted.delete(id);
       }
-      post({ t: "sink", id, type, args });
-    };
-  }
+      post({ t: "report", id, report: r });
+    },
+  };
   const gh = getHeaders
     ? () =>
         new Promise((resolve, reject) => {
@@ -102,6 +109,6 @@ function start({ id, source, relay, options, getHeaders }) {
   try {
     startUpload(mod, id, relay ? new StreamRelay(id, post) : source, options, sink, gh);
   } catch (err) {
-    sink.fail("invalid_argument", String(err?.message ?? err), 0, "", "");
+    sink.report({ type: "fail", code: "invalid_argument", message: String(err?.message ?? err) });
   }
 }

@@ -1,9 +1,9 @@
 // Worker mode's ReadableStream where the browser cannot transfer one (WebKit: postMessage(stream,
 // [stream]) throws a DataCloneError): the page keeps the stream and reads it with a
 // StreamSource (stream.js), and the Worker's host gets a StreamRelay, a source with the
-// StreamSource's interface (pull, body, bytes, close) that asks the page by message. Both halves
-// of that exchange, and the feature test that picks it, are here; worker-engine.js (the page)
-// and worker.js (the Worker) carry the messages:
+// StreamSource's interface (pull, body, bytes, close) that asks the page by message. This is
+// the Worker's half of that exchange; the page's half, and the feature test that picks it, are
+// in ../worker-engine.js, and worker.js carries the Worker's messages:
 //
 //   Worker -> page   { t: "pull", id, req, start, end }        the page's source.pull(start, end)
 //                    { t: "close", id, reason }                 the page's source.close(reason):
@@ -25,28 +25,6 @@
 
 import { NotKeptError } from "./stream.js";
 
-let transfers; // whether this browser transfers a ReadableStream; asked once
-
-/**
- * Whether a ReadableStream can be transferred to a Worker here: tried once on a fresh, empty
- * stream (a feature test, not the browser's name). Chromium and Firefox can; WebKit throws a
- * DataCloneError.
- */
-export function streamsTransfer() {
-  if (transfers === undefined) {
-    try {
-      const s = new ReadableStream();
-      // The clone is a stream of this realm piped from the original: cancelled at once, so
-      // that the pipe between them goes too.
-      structuredClone(s, { transfer: [s] }).cancel().catch(() => {});
-      transfers = true;
-    } catch {
-      transfers = false;
-    }
-  }
-  return transfers;
-}
-
 /** A failure as plain data for a message: { name, message }. */
 export function errorData(err) {
   return { name: String(err?.name ?? "Error"), message: String(err?.message ?? err) };
@@ -62,20 +40,6 @@ export function revive({ name, message }) {
 }
 
 const ERRORS = { TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError };
-
-/**
- * The page's half: the answer to the Worker's { start, end } pull of `source` (a
- * StreamSource), as the fields of a "pulled" message ({ n, blob } or { error }), and the
- * failure itself as `cause` (not posted: the page keeps it as the cause of the source_error).
- */
-export async function answerPull(source, start, end) {
-  try {
-    const n = await source.pull(start, end);
-    return { n, blob: n > 0 ? source.body(start, start + n) : null };
-  } catch (err) {
-    return { error: errorData(err), cause: err };
-  }
-}
 
 const relays = new Map(); // id -> the StreamRelay of upload id, until it is closed
 

@@ -36,9 +36,10 @@ export async function startModule(wasmURL, given) {
 /**
  * Starts upload `id` of `source` (a Blob; a ReadableStream, read by the host: stream.js; or a
  * source of a stream read elsewhere, with StreamSource's interface: stream-relay.js) with
- * `options` (the plain copy: wireOptions), reporting to `sink`. The Go side ends every upload
- * with sink.done or sink.fail, possibly at once (a bad argument); the host drops the entry
- * then. Throws only when the Go side could not take the call at all.
+ * `options` (the plain copy: wireOptions), reporting to sink.report (host.js lists the
+ * reports). The Go side ends every upload with a "done" or "fail" report, possibly at once (a
+ * bad argument); the host drops the entry then. Throws only when the Go side could not take
+ * the call at all.
  */
 export function startUpload({ api, host }, id, source, options, sink, getHeaders) {
   const stream = source instanceof Blob ? null : source instanceof ReadableStream ? new StreamSource(source) : source;

@@ -1,0 +1,355 @@
+// The host: everything the Go side needs of the browser for an upload, asked for by the
+// upload's numeric id. It runs in the module's own realm (the page, or the Worker of worker
+// mode), and it is the only holder of what belongs to an upload: the source Blob or stream,
+// the sink that the Upload object listens to, getHeaders, the AbortController of the request
+// in flight. The Go side never holds any of them (jsbridge/doc.go, "Ownership"): it passes and
+// receives objects of primitives only, so a finished upload's Blob is let go as soon as its
+// entry here is deleted, which happens when the Go side reports the upload's end ("done" or
+// "fail"), whatever Go's collector does.
+//
+// This comment is the contract between the Go side (jsbridge/host.go) and the host, written
+// down once. The Go side calls, each with the upload's id, and each call but abort, report and
+// wantRequests is answered by calling `answer` (the Go side's one callback of the upload) once,
+// with an object whose `kind` says how it went:
+//
+//   send(id, {method, url, headers, pre, start, end, post, session, timeoutMs}, answer)
+//       one fetch. headers: {name: value}; the body is pre + source[start, end) + post (start
+//       < 0: no bytes of the source; pre and post may be null; all empty: no body); session:
+//       the request goes to a session URI, where a 308 is the protocol's answer (redirect
+//       modes: below); unanswered after timeoutMs (> 0), it is aborted.
+//       {kind: "ok", status, range, location, override, retryAfter, body}   (null: absent)
+//       {kind: "redirect", followed}   a redirect, never followed with a body (followed: a
+//                                      body-less request followed one before it could tell)
+//       {kind: "hidden"}   a session request answered with a 3xx whose headers fetch hides
+//       {kind: "fetch" | "offline" | "stall" | "source" | "error", name, message}: no answer:
+//       fetch rejected, while the browser said it was offline, unanswered in time, because
+//       the File can no longer be read (no retry can mend that), or another failure
+//   read(id, {start, end}, answer)    {kind: "ok", bytes} (a Uint8Array whose buffer is
+//                                     detached once answer returns: Go has copied it)
+//                                     | {kind: "source" | "error", name, message}
+//   pull(id, {start, end}, answer)    a stream's source (stream.js): reads up to end, keeps
+//                                     [start, …): {kind: "ok", n} | {kind: "notkept"}
+//                                     | {kind: "source", name, message}
+//   headers(id, answer)               calls getHeaders: {kind: "ok", headers: {name: value}}
+//                                     | {kind: "bad", reason} | {kind: "error", name, message}
+//   whenOnline(id, answer)            {kind: "ok"} once the browser is online (at once if it is)
+//   abort(id)                         aborts the request in flight, if any
+//   wantRequests(id)                  whether anyone listens to per-request reports
+//   report(id, {type, ...})           tells the sink (sink.report) what happened:
+//       {type: "state", state}
+//       {type: "progress", loaded, total, confirmed, bytesPerSecond, secondsLeft}
+//       {type: "retry", attempt, delayMs, status, error, restart}
+//       {type: "session", url}
+//       {type: "request", method, url, contentRange, status, ms, error}
+//       {type: "done", status, body, sessionURL}
+//       {type: "fail", code, message, status, responseText, sessionURL, reason, serverMessage}
+//       "done" and "fail" end the entry; "fail" gets the JS error behind it, if any, as cause.
+//
+// The loader's side (module.js): open(id, {blob | stream, sink, getHeaders}) before the Go side
+// starts the upload, close(id) if it could not start it.
+
+import { callSafely } from "../events.js";
+import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
+import { NotKeptError } from "./stream.js";
+
+// The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
+const MAX_BODY = 1 << 20;
+
+const noop = () => {};
+
+// Redirects (docs/protocol.md section 6). The protocol's 308 Resume Incomplete carries no
+// Location, and engines differ in what fetch does with such a 3xx:
+//   mode "error":  Chromium and WebKit hand it over; Firefox rejects (as the Fetch standard
+//                  says for every redirect status), and then only mode "follow" hands it over;
+//   mode "follow": every engine hands it over, but a 3xx *with* a Location is followed and
+//                  the body sent again to the new URL, with every header but Authorization;
+//   mode "manual": every engine hides every 3xx (status 0, no headers): nothing is followed.
+// So nothing is ever sent in mode "follow" with a body, or with a header of the caller's but
+// Authorization (which fetch drops on a redirect to another origin). The modes:
+//   - a request not to a session URI (a session start, a media or multipart upload):
+//     "manual". A 3xx is a redirect, reported, never followed.
+//   - a session request with a body (a chunk) that asks for no 308 (X-GUploader-No-308, the
+//     default: the server answers 200 + X-HTTP-Status-Code-Override, readable anywhere), or
+//     in an engine that rejects a 3xx without Location in "error": "manual". A 3xx comes
+//     back hidden, and core asks the session what it holds at once.
+//   - any other session request: "error", except a body-less one (a status query) in an
+//     engine known to reject there: "follow", with the headers that may follow. A body-less
+//     request that "error" rejects is asked again at once in "follow", so: a 3xx it then
+//     reads shows that this engine rejects them in "error" (errorModeRejects3xx), and one
+//     it followed is reported as a redirect.
+let errorModeRejects3xx = false;
+
+// The statuses fetch treats as redirects (the Fetch standard's "redirect status").
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+
+// The headers a status query may carry into mode "follow": the protocol's own, and
+// Authorization, which fetch removes on a redirect to another origin (the Fetch standard,
+// HTTP-redirect fetch); on the same origin it stays with the server it was meant for.
+const MAY_FOLLOW = new Set(["content-range", "content-type", "x-guploader-no-308", "authorization"]);
+const mayFollow = (headers) => Object.fromEntries(Object.entries(headers).filter(([k]) => MAY_FOLLOW.has(k.toLowerCase())));
+
+// The redirect mode of a request (see above).
+function redirectMode(session, hasBody, no308) {
+  if (!session) return "manual";
+  if (hasBody) return no308 || errorModeRejects3xx ? "manual" : "error";
+  return errorModeRejects3xx ? "follow" : "error";
+}
+
+// fetch with the mode redirectMode chose, and the one second try that learns the engine's way
+// (see above). Resolves to the Response; rejects as fetch does.
+async function exchange(url, init, session) {
+  const res = await fetch(url, init.redirect === "follow" ? { ...init, headers: mayFollow(init.headers) } : init).catch(async (err) => {
+    if (!session || init.redirect !== "error" || init.body !== undefined || init.signal.aborted) throw err;
+    let again;
+    try {
+      again = await fetch(url, { ...init, redirect: "follow", headers: mayFollow(init.headers) });
+    } catch {
+      throw err; // not a 3xx that "error" refused: the failure it was
+    }
+    if (!again.redirected && REDIRECT.has(again.status)) errorModeRejects3xx = true;
+    return again;
+  });
+  return res;
+}
+
+// The host's answer to an exchange's Response (see send in the file's opening comment).
+async function readAnswer(res, session) {
+  if (res.redirected) return { kind: "redirect", followed: true }; // a body-less request followed a Location
+  if (res.type === "opaqueredirect") return session ? { kind: "hidden" } : { kind: "redirect", followed: false }; // mode "manual"
+  // An absent field is null, not "": Go converts only what is there, and a 308 carries only
+  // Range.
+  const get = (name) => res.headers.get(name) || null;
+  const override = get("x-http-status-code-override");
+  let text = null;
+  if (res.status === 308 || override === "308") {
+    // Core reads nothing of a 308's body (docs/protocol.md section 3): it is drained meanwhile, so
+    // that the request ends normally rather than being cut.
+    res.arrayBuffer().then(noop, noop);
+  } else {
+    const buf = await res.arrayBuffer();
+    text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
+  }
+  return { kind: "ok", status: res.status, range: get("range"), location: get("location"), override, retryAfter: get("retry-after"), body: text };
+}
+
+export function createHost() {
+  const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause }
+
+  // Answers only while the entry is open: after the upload's end the Go side may have released
+  // its callback.
+  const reply = (id, e, answer, a) => {
+    if (entries.get(id) === e) answer(a);
+  };
+  // A failure as {kind, name, message}; the File watch's own errors say all in their message.
+  const failed = (kind, err) => ({
+    kind,
+    name: err instanceof FileChangedError ? "" : String(err?.name ?? ""),
+    message: String(err?.message ?? err),
+  });
+  const noSuchUpload = { kind: "error", name: "Error", message: "mediaupload: no such upload" };
+
+  // Ends the entry of upload id: its request in flight aborted, its online listener removed,
+  // its stream cancelled (the producer sees it) with reason. Every way an upload ends goes here.
+  const end = (id, reason) => {
+    const e = entries.get(id);
+    if (!e) return null;
+    entries.delete(id);
+    e.ac?.abort();
+    if (e.online) globalThis.removeEventListener("online", e.online);
+    e.stream?.close(reason);
+    return e;
+  };
+
+  return {
+    /** Opens the entry of upload id: { blob or stream (a StreamSource), sink, getHeaders }. */
+    open(id, entry) {
+      entries.set(id, { ...entry, ac: null, watch: entry.blob instanceof File ? new FileWatch(entry.blob) : null });
+    },
+
+    /** Drops the entry of upload id (the Go side could not start it). */
+    close(id) {
+      end(id, new Error("the upload has ended"));
+    },
+
+    send(id, req, answer) {
+      const e = entries.get(id);
+      if (!e) return void answer(noSuchUpload);
+      const { method, url, headers, pre, start, end: stop, post, session, timeoutMs } = req;
+      const parts = [];
+      if (pre) parts.push(pre);
+      if (start >= 0) parts.push(e.stream ? e.stream.body(start, stop) : e.blob.slice(start, stop));
+      if (post) parts.push(post);
+      // A Blob without a type, or bytes: fetch adds no Content-Type of its own (core sets it).
+      const one = parts.length === 1 && (parts[0] instanceof Blob || ArrayBuffer.isView(parts[0]));
+      const body = parts.length === 0 ? undefined : one ? parts[0] : new Blob(parts);
+
+      const ac = new AbortController();
+      e.ac = ac;
+      // fetch never times out on its own: a stalled connection would hang for ever.
+      let stalled = false;
+      const timer = timeoutMs > 0 ? setTimeout(() => ((stalled = true), ac.abort()), timeoutMs) : 0;
+      // A File changed on disk (file-watch.js): seen before the request, or while it is sent
+      // (then the request is aborted), it is the source's failure, which no retry can mend.
+      const watch = start >= 0 ? e.watch : null;
+      let changed = null;
+      let unwatch = noop;
+      const changedBy = (err) => {
+        changed ??= err;
+        ac.abort();
+      };
+      const finish = () => {
+        clearTimeout(timer);
+        unwatch();
+        if (e.ac === ac) e.ac = null;
+      };
+      const sourceFailed = (err) => reply(id, e, answer, failed("source", (e.cause = err)));
+
+      const mode = redirectMode(session, body !== undefined, "x-guploader-no-308" in headers);
+      const go = () =>
+        exchange(url, { method, headers, body, redirect: mode, signal: ac.signal }, session)
+          .then((res) => readAnswer(res, session))
+          .then((a) => {
+            finish();
+            if (changed) return void sourceFailed(changed);
+            if (a.followed) ac.abort(); // the redirect's target: its answer is of no use
+            e.cause = undefined; // an answer came: an earlier failure is not why the upload ends
+            reply(id, e, answer, a);
+          })
+          .catch(async (err) => {
+            finish();
+            e.cause = err; // the cause of a network_error, should the retries run out
+            if (changed) return void sourceFailed(changed);
+            if (stalled) return void reply(id, e, answer, { kind: "stall", name: "TimeoutError", message: `no answer in ${timeoutMs} ms` });
+            if (globalThis.navigator?.onLine === false) return void reply(id, e, answer, failed("offline", err));
+            // A File that cannot be read any more fails fetch as a lost connection does. Only
+            // a File: a Blob made in memory cannot change on disk, and Chromium now and then
+            // fails a read of one for a moment (a retry then succeeds).
+            const unreadable = watch && !ac.signal.aborted && (await watch.unreadable(start));
+            if (unreadable) return void sourceFailed(unreadable);
+            reply(id, e, answer, failed("fetch", err));
+          });
+
+      if (!watch) return void go();
+      const moved = watch.moved();
+      if (moved) {
+        finish();
+        return void queueMicrotask(() => sourceFailed(moved));
+      }
+      unwatch = watch.during(start, stop, changedBy);
+      if (stop >= e.blob.size) {
+        // The request that completes the object: every sample is compared first.
+        watch.check(start, stop, true).then((err) => (err ? (finish(), sourceFailed(err)) : go()));
+      } else {
+        go();
+        watch.check(start, stop).then((err) => err && changedBy(err));
+      }
+    },
+
+    whenOnline(id, answer) {
+      const e = entries.get(id);
+      if (!e) return void answer(noSuchUpload);
+      if (globalThis.navigator?.onLine !== false) return void queueMicrotask(() => reply(id, e, answer, { kind: "ok" }));
+      const on = () => {
+        globalThis.removeEventListener("online", on);
+        e.online = null;
+        reply(id, e, answer, { kind: "ok" });
+      };
+      e.online = on;
+      globalThis.addEventListener("online", on);
+    },
+
+    abort(id) {
+      entries.get(id)?.ac?.abort();
+    },
+
+    pull(id, { start, end: stop }, answer) {
+      const e = entries.get(id);
+      if (!e?.stream) return void answer({ kind: "error", name: "Error", message: "no such stream upload" });
+      e.stream.pull(start, stop).then(
+        (n) => reply(id, e, answer, { kind: "ok", n }),
+        (err) => {
+          if (err instanceof NotKeptError) return void reply(id, e, answer, { kind: "notkept" });
+          e.cause = err; // the cause of the source_error
+          reply(id, e, answer, failed("source", err));
+        },
+      );
+    },
+
+    read(id, { start, end: stop }, answer) {
+      const e = entries.get(id);
+      if (!e) return void answer(noSuchUpload);
+      (e.stream ? e.stream.bytes(start, stop) : e.blob.slice(start, stop).arrayBuffer()).then(
+        (buf) => {
+          try {
+            reply(id, e, answer, { kind: "ok", bytes: new Uint8Array(buf) });
+          } finally {
+            // Go has copied the bytes: detach the buffer, so that the reference Go keeps until
+            // its collector runs holds nothing.
+            detach(buf);
+          }
+        },
+        (err) => {
+          // A File that can no longer be read is the source's failure, not the module's.
+          const gone = e.blob instanceof File ? unreadableFile(err) : null;
+          e.cause = gone ?? err;
+          reply(id, e, answer, failed(gone ? "source" : "error", e.cause));
+        },
+      );
+    },
+
+    headers(id, answer) {
+      const e = entries.get(id);
+      if (!e?.getHeaders) return void answer({ kind: "ok", headers: {} });
+      Promise.resolve()
+        .then(() => e.getHeaders())
+        .then(
+          (v) => reply(id, e, answer, headersAnswer(v)),
+          (err) => {
+            e.cause = err; // the cause of the auth_error
+            reply(id, e, answer, failed("error", err));
+          },
+        );
+    },
+
+    wantRequests(id) {
+      return Boolean(entries.get(id)?.sink.wantRequests);
+    },
+
+    report(id, r) {
+      const e = r.type === "done" || r.type === "fail" ? end(id, r.type === "fail" ? new Error(r.message || "the upload failed") : undefined) : entries.get(id);
+      if (!e) return;
+      // A failure's JS cause (a fetch TypeError, what getHeaders threw) goes with it.
+      if (r.type === "fail") r.cause = e.cause;
+      // The sink is the loader's own; a throw there must not reach the Go side.
+      callSafely(() => e.sink.report(r));
+    },
+  };
+}
+
+// What getHeaders returned, as an answer: its fields as an object of strings (a copy, which
+// reads each field once), or "bad" naming what is wrong: whether a name or value is allowed
+// in a header is core's to say.
+function headersAnswer(v) {
+  if (v === undefined || v === null) return { kind: "ok", headers: {} };
+  if (typeof v !== "object" || Array.isArray(v)) return { kind: "bad", reason: "not an object of strings" };
+  try {
+    const headers = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (typeof val !== "string") return { kind: "bad", reason: `the value of "${k}" is not a string` };
+      headers[k] = val;
+    }
+    return { kind: "ok", headers };
+  } catch (err) {
+    // A Proxy or a getter that throws: a bad answer, not an upload left waiting.
+    return { kind: "bad", reason: `reading it threw ${err?.name ?? "an error"}: ${err?.message ?? err}` };
+  }
+}
+
+function detach(buf) {
+  try {
+    if (typeof buf.transfer === "function") buf.transfer(0);
+    else structuredClone(buf, { transfer: [buf] });
+  } catch {
+    // nothing to do: the buffer goes when Go's reference does
+  }
+}
