@@ -32,6 +32,7 @@ import { tmpdir } from "node:os";
 import { extname, join, normalize, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { POOL_SEED, POOL_SIZE, pseudoRandomBytes } from "./random.mjs";
 import { CHROMIUM_ARGS, ERRORS_HOOK, enginesUnderTest, launchEngine } from "./browsers.mjs";
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -43,35 +44,12 @@ export const MiB = 1024 * KiB;
 /** The protocol's chunk unit (docs/protocol.md section 3). */
 export const CHUNK = 256 * KiB;
 
+export { POOL_SIZE, pseudoRandomBytes };
+
 // ---------------------------------------------------------------------------------------------
 // File contents
 
-/**
- * `size` bytes from a xorshift32 generator seeded with `seed`. The same function runs in the
- * page (T.bytes, T.blob), so Node knows what a page uploaded without transferring it.
- */
-export function pseudoRandomBytes(size, seed) {
-  const out = new Uint8Array(size);
-  let x = seed >>> 0 || 0x9e3779b9;
-  for (let i = 0; i < size; i += 4) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    for (let k = 0; k < 4 && i + k < size; k++) out[i + k] = (x >>> (8 * k)) & 0xff;
-  }
-  return out;
-}
-
-/**
- * The pool that T.pooled(offset, size) cuts Blobs from in the page: POOL_SIZE bytes of
- * pseudoRandomBytes(POOL_SIZE, POOL_SEED), made once. Tests that upload hundreds of MB make
- * each Blob fresh (a copy into the page's Blob store, as `new Blob([bytes])` does) without
- * generating every byte again; pooledBytes is what such a Blob holds.
- */
-export const POOL_SIZE = 48 * 1024 * 1024;
-const POOL_SEED = 0x5eed;
+// pooledBytes(offset, size): what a Blob of T.pooled(offset, size) holds (random.mjs).
 let pool = null;
 export function pooledBytes(offset, size) {
   if (offset < 0 || size < 0 || offset + size > POOL_SIZE) throw new RangeError(`pool: ${offset}+${size} > ${POOL_SIZE}`);
@@ -197,103 +175,6 @@ const TYPES = {
   ".css": "text/css",
 };
 
-// The page-side helpers, served as /test/helpers.js (a module that sets window.T).
-const HELPERS_JS = `
-${pseudoRandomBytes.toString()}
-
-const EVENTS = ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange", "request"];
-
-// A MediaUploadError (or anything thrown) as plain data for page.evaluate.
-function errorData(e, MediaUploadError) {
-  return {
-    isMediaUploadError: MediaUploadError ? e instanceof MediaUploadError : undefined,
-    isError: e instanceof Error,
-    name: e?.name, code: e?.code, message: String(e?.message ?? e), status: e?.status,
-    responseText: e?.responseText, sessionURL: e?.sessionURL, reason: e?.reason, serverMessage: e?.serverMessage,
-    cause: e?.cause === undefined ? undefined : { name: e.cause?.name, message: String(e.cause?.message ?? e.cause) },
-  };
-}
-
-// One event as plain data.
-function eventData(e) {
-  const d = { type: e.type, isProgressEvent: e instanceof ProgressEvent, t: performance.now() };
-  for (const k of ["loaded", "total", "lengthComputable", "confirmed", "bytesPerSecond", "secondsLeft",
-                   "state", "attempt", "delayMs", "status", "error", "restart", "method", "url", "contentRange", "ms"]) {
-    if (k in e) d[k] = e[k];
-  }
-  if (e.error && typeof e.error === "object") d.error = { code: e.error.code, message: e.error.message };
-  if (e.result) d.result = { status: e.result.status };
-  return d;
-}
-
-const T = {
-  dist: "/dist/mediaupload.js",
-  bytes: pseudoRandomBytes,
-  blob: (size, seed, type = "") => new Blob([pseudoRandomBytes(size, seed)], { type }),
-  // A new Blob of pooledBytes(offset, size) (see harness.mjs); the pool is made on first use.
-  pooled(offset, size) {
-    T.pool ??= pseudoRandomBytes(${POOL_SIZE}, ${POOL_SEED});
-    return new Blob([T.pool.subarray(offset, offset + size)]);
-  },
-  file: (size, seed, name, opts = {}) =>
-    new File([pseudoRandomBytes(size, seed)], name, { lastModified: 1700000000000, ...opts }),
-  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-  module: null,
-  async load(options) {
-    T.module ??= await import(T.dist);
-    return T.module.load(options);
-  },
-  errorData: (e) => errorData(e, T.module?.MediaUploadError),
-  eventData,
-  // Records every event of an upload, in order.
-  record(up) {
-    const events = [];
-    for (const type of EVENTS) up.addEventListener(type, (e) => events.push(eventData(e)));
-    return events;
-  },
-  // Starts an upload with recording callbacks and listeners, waits for it to settle, and
-  // returns { ok, result, error, events, calls, state, sessionURL }. 'hooks.onStart(up)' runs
-  // right after mu.upload returns; options' own callbacks still run.
-  async run(blob, options = {}, hooks = {}) {
-    const mu = await T.load();
-    const calls = [];
-    let inside = false; // true while mu.upload runs: no callback may come then
-    const wrap = (name) => (arg) => {
-      calls.push({ name, arg: structuredClone(arg), inside });
-      return options[name]?.(arg);
-    };
-    const opts = { ...options };
-    for (const name of ["onProgress", "onRetry", "onStateChange", "onRequest"]) opts[name] = wrap(name);
-    inside = true;
-    const up = mu.upload(blob, opts);
-    inside = false;
-    const events = T.record(up);
-    hooks.onStart?.(up);
-    const out = { events, calls };
-    try {
-      const r = await up;
-      out.ok = true;
-      out.result = { status: r.status, metadata: r.metadata, body: r.body, sessionURL: r.sessionURL };
-    } catch (e) {
-      out.ok = false;
-      out.error = T.errorData(e);
-    }
-    out.state = up.state;
-    out.sessionURL = up.sessionURL;
-    return out;
-  },
-  // Resolves when cond() holds (polled), or rejects after ms.
-  async until(cond, ms = 10000, what = "condition") {
-    const end = performance.now() + ms;
-    while (!cond()) {
-      if (performance.now() > end) throw new Error("timed out waiting for " + what);
-      await T.sleep(10);
-    }
-  },
-};
-window.T = T;
-`;
-
 // errors.js first: page.errors() sees what the page throws in every engine (browsers.mjs).
 const BLANK_HTML = `<!doctype html><meta charset="utf-8"><title>mediaupload test</title>
 <script src="/test/errors.js"></script>
@@ -305,7 +186,7 @@ const BLANK_HTML = `<!doctype html><meta charset="utf-8"><title>mediaupload test
  * Serves:
  *   /dist/…           the built dist/ (MIME types as a good static server sends them)
  *   /wrongmime/…      the same files, but .wasm as application/octet-stream
- *   /test/blank.html  an empty page that loads /test/helpers.js (window.T: see HELPERS_JS)
+ *   /test/blank.html  an empty page that loads /test/helpers.js (window.T: see page-helpers.js)
  *   pages added with page(path, html), and routes added with route(prefix, (req, res) => …)
  *   (a route is tried for every request whose path starts with prefix)
  *   folders added with dir(prefix, folder), as /dist/ (index.html for a path ending in /).
@@ -314,7 +195,9 @@ const BLANK_HTML = `<!doctype html><meta charset="utf-8"><title>mediaupload test
 export async function startStaticServer({ dist = DIST_DIR } = {}) {
   const pages = new Map([
     ["/test/blank.html", { body: BLANK_HTML, type: TYPES[".html"] }],
-    ["/test/helpers.js", { body: HELPERS_JS, type: TYPES[".js"] }],
+    // The page's helpers (window.T), a real file, and what it shares with Node.
+    ["/test/helpers.js", { file: join(REPO_ROOT, "web/test/page-helpers.js"), type: TYPES[".js"] }],
+    ["/test/random.mjs", { file: join(REPO_ROOT, "web/test/random.mjs"), type: TYPES[".mjs"] }],
     ["/test/errors.js", { body: ERRORS_HOOK, type: TYPES[".js"] }],
   ]);
   const routes = [];
@@ -336,7 +219,7 @@ export async function startStaticServer({ dist = DIST_DIR } = {}) {
       res.end(req.method === "HEAD" ? undefined : body);
     };
     const page = pages.get(path);
-    if (page) return send(200, page.body, page.type);
+    if (page) return send(200, page.file ? readFileSync(page.file) : page.body, page.type);
     for (const [prefix, root, wrong] of dirs) {
       if (!path.startsWith(prefix)) continue;
       const rel = path.slice(prefix.length);

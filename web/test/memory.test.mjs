@@ -15,8 +15,7 @@
 // memory). Objects are checked by size and MD5 on the server, not downloaded.
 
 import assert from "node:assert/strict";
-import { after, before, test as nodeTest } from "node:test";
-import { MiB, POOL_SIZE, pooledBytes, startAll } from "./harness.mjs";
+import { MiB, POOL_SIZE, pooledBytes, useEnv } from "./harness.mjs";
 
 const GiB = 1024 * MiB;
 // After the uploads and a garbage collection, the Blob store holds at most this much more than
@@ -25,14 +24,11 @@ const GiB = 1024 * MiB;
 // that figure does not grow with the number of uploads. A module that keeps settled uploads'
 // Blobs holds over a gigabyte here (about 1.6 GB measured before the fix) and fails long before.
 const HELD_BOUND = 256 * MiB;
-const test = (name, fn) => nodeTest(name, { timeout: 240_000 }, fn);
-
 let env, ref;
-before(async () => {
-  env = await startAll();
+const { test } = useEnv((e) => {
+  env = e;
   ({ ref } = env);
-});
-after(() => env?.close());
+}, { timeout: 240_000 });
 
 // Blobs of 8 to 32 MiB (any byte count) cut at seeded places from the harness's pool, until
 // they add up to at least 1 GiB.

@@ -4,19 +4,14 @@
 // the server saw are. Run: node --test web/test/sizing.test.mjs (dist/ built).
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, test as nodeTest } from "node:test";
-import { CHUNK, MiB, startAll } from "./harness.mjs";
-
-const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
+import { CHUNK, MiB, useEnv } from "./harness.mjs";
 
 let env, ref, page;
-before(async () => {
-  env = await startAll();
+const { test } = useEnv(async (e) => {
+  env = e;
   ({ ref } = env);
   page = await env.openPage();
-});
-after(() => env?.close());
-beforeEach(() => ref.reset());
+}, { timeout: 120_000 });
 
 async function upload(name, size, seed, options = {}) {
   const out = await page.evaluate(({ url, size, seed, options }) => T.run(T.blob(size, seed), { url, ...options }), {

@@ -4,20 +4,18 @@
 // be lost or corrupt. `./build.sh soak` runs 400 or more (web/test/soak.mjs).
 
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { startAll } from "./harness.mjs";
+import { useEnv } from "./harness.mjs";
 import { report, soak } from "./soak.mjs";
 
 let env;
-before(async () => {
-  env = await startAll();
-});
-after(() => env?.close());
+const { test } = useEnv((e) => {
+  env = e;
+}, { timeout: 300_000 });
 
 // A fixed seed here, so that a failure can be run again as it was (MEDIAUPLOAD_SOAK_SEED).
 const SEED = Number(process.env.MEDIAUPLOAD_SOAK_SEED ?? 8);
 
-test("random-fault soak: 60 uploads, 15 % faults, nothing lost or corrupt", { timeout: 300_000 }, async (t) => {
+test("random-fault soak: 60 uploads, 15 % faults, nothing lost or corrupt", async (t) => {
   const f = await soak(env, { n: 60, seed: SEED, log: (l) => t.diagnostic(l) });
   for (const line of report(f)) t.diagnostic(line);
   assert.deepEqual(f.lost, [], "lost uploads");
