@@ -124,10 +124,9 @@ export function sessionMemo(blob, options) {
   if (!(blob instanceof File)) {
     return "resume: true needs a File: its name, size and lastModified tell it again after a reload";
   }
-  const type = options.uploadType ?? "resumable";
-  if (type !== "resumable" && type !== "auto") {
-    return `resume: true needs a resumable upload, not uploadType "${type}"`;
-  }
+  // Only a session can be resumed (core decides what "auto" comes to: a File of over 5 MiB).
+  const type = options.uploadType;
+  if (type === "media" || type === "multipart") return `resume: true needs a resumable upload, not uploadType "${type}"`;
   const key = PREFIX + JSON.stringify([options.url ?? "", String(options.method ?? "POST").toUpperCase(),
     blob.name, blob.size, blob.lastModified, blob.type]);
   const put = (rec) => void inStore("readwrite", (s) => s.put(rec, key));
