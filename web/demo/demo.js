@@ -49,10 +49,25 @@ function uploadURL(s, name) {
   return location.origin + config.targets[s.target].upload + "?name=" + encodeURIComponent(name);
 }
 
+/** Where uploads go, and which bucket names each target takes: the reference server any. */
+function targetInfo(target) {
+  const b = config.bucket;
+  const code = (text) => Object.assign(document.createElement("code"), { textContent: text });
+  switch (target) {
+    case "ref":
+      return ["Uploads go to ", code(config.targets.ref.upload), ". The reference server takes any bucket name there (…/b/ANY/o): it keeps no list of buckets, and the table below lists all it holds."];
+    case "gcs":
+      return ["Uploads go to ", code(config.targets.gcs.upload), `. fake-gcs-server has one bucket, ${b}: any other is answered 404 (notFound), as Cloud Storage does.`];
+    default:
+      return ["Any upload URL, used as it is (a Cloud Storage one gets ", Object.assign(code("?name="), { className: "nowrap" }), " added). The local reference server takes any bucket name: ", code(`${location.origin}${config.targets.ref.upload.replace(`/b/${b}/`, "/b/ANY/")}`), "."];
+  }
+}
+
 function refreshNote() {
   const s = settings();
   $("#custom").hidden = s.target !== "custom";
   $("#storedOn").textContent = targetNames[s.target];
+  $("#targetInfo").replaceChildren(...targetInfo(s.target));
   const notes = [];
   if (s.target === "gcs" && s.statusEachChunk) {
     notes.push("fake-gcs-server finishes the object when it receives a status query, so with this option it ends early with a short object (docs/protocol.md, section 7).");
@@ -84,12 +99,15 @@ async function post(url, body, method = "POST") {
 }
 
 // The reference server's seeded random fault mode: the same seed gives the
-// same faults, so a run can be repeated.
+// same faults, so a run can be repeated. At 15 % some seeds draw no fault for a
+// whole batch of small files: everyUpload gives each upload one early all the
+// same (its first chunk, or a media or multipart upload's first try), so every
+// row shows a retry or a resumed chunk (web/refserver/faults.go, Random).
 async function syncFlaky() {
   const s = settings();
   const url = config.targets.ref.faults;
   try {
-    if (s.flaky) await post(url, { random: { seed: s.seed, rate: 0.15 } });
+    if (s.flaky) await post(url, { random: { seed: s.seed, rate: 0.15, everyUpload: true } });
     else await post(url, undefined, "DELETE");
     document.body.dataset.flaky = s.flaky ? "on" : "off";
   } catch (e) {
@@ -150,15 +168,29 @@ function fmtLeft(sec) {
   return `${mm}:${String(s).padStart(2, "0")} left`;
 }
 
+/**
+ * What a row says of a failure: the code, the status, the server's reason (Google's
+ * error.errors[0].reason, "quotaExceeded") where there is one, and the module's message, which
+ * is written for a person (docs/api.md, "Errors"). Never the raw responseText: a page of JSON
+ * or HTML says less than the message, which names what the server said. (`reason` is newer
+ * than the other fields: a module without it gives undefined, and the row goes without.)
+ */
 function fmtError(err) {
   if (err && typeof err === "object" && "code" in err) {
-    let text = err.message || "";
-    if (err.status) text += ` (HTTP ${err.status})`;
-    const body = (err.responseText || "").trim();
-    if (body && !text.includes(body)) text += ` — ${body.length > 200 ? body.slice(0, 200) + "…" : body}`;
-    return { code: String(err.code), text };
+    return {
+      code: String(err.code),
+      text: String(err.message || ""),
+      status: Number(err.status) || 0,
+      reason: typeof err.reason === "string" ? err.reason : "",
+    };
   }
-  return { code: "error", text: String((err && err.message) || err) };
+  return { code: "error", text: String((err && err.message) || err), status: 0, reason: "" };
+}
+
+/** A URL as the row shows it: without its query (a session URI's is long, and a secret). */
+function withoutQuery(url) {
+  const i = url.search(/[?#]/);
+  return i < 0 ? url : url.slice(0, i);
 }
 
 // ---------------------------------------------------------------- MD5
@@ -343,6 +375,7 @@ function start(entry, sessionURL) {
   const { file, row } = entry;
   entry.settings = s;
   entry.firstRequest = true;
+  entry.lastRequest = entry.lastChunk = null;
   setState(entry, "starting");
   $(".error", row).hidden = true;
   $(".notice", row).hidden = true;
@@ -469,6 +502,7 @@ function progress(entry, p) {
   const total = entry.total;
   entry.loaded = Math.max(entry.loaded, p.loaded || 0);
   entry.confirmed = p.confirmed || 0;
+  keptLine(entry, p.confirmed || 0);
   if (entry.resumedPending && entry.confirmed > 0) {
     // The first answer after a resumed session: what the server already held.
     entry.resumedPending = false;
@@ -497,6 +531,7 @@ function logRow(entry, cells, cls) {
   tbody.append(tr);
   while (tbody.rows.length > MAX_LOG) tbody.deleteRow(0);
   if (follow) wrap.scrollTop = wrap.scrollHeight;
+  return tr;
 }
 
 function since(entry) {
@@ -518,8 +553,44 @@ function describeRange(contentRange) {
   return { range: contentRange || "—", size: "", bytes: 0, query: false };
 }
 
+/**
+ * A partial keep: the server stored only the first part of a chunk and said so with a shorter
+ * Range (docs/protocol.md, section 3); the module sends the rest from there. The request
+ * report does not carry the Range, but the progress report right after the chunk's answer
+ * does (its confirmed bytes): where that falls inside the chunk, the chunk's row says how much
+ * was kept and where the next range starts.
+ */
+function keptLine(entry, confirmed) {
+  const chunk = entry.lastChunk;
+  entry.lastChunk = null;
+  if (!chunk || confirmed < chunk.first || confirmed > chunk.last) return;
+  const kept = confirmed - chunk.first;
+  const size = chunk.last - chunk.first + 1;
+  chunk.td.textContent = `${chunk.td.textContent} · kept ${kept} of ${size} bytes`;
+  chunk.td.className = "status partial";
+  chunk.td.title = `The server stored bytes up to ${confirmed - 1} only (a shorter Range): the next chunk starts at byte ${confirmed}.`;
+  chunk.td.parentElement.classList.add("partial");
+  entry.kept = (entry.kept || 0) + 1;
+  drawFaults(entry);
+}
+
+/** What the network did to the upload, at a glance (the log has each one): "2 retries · 1 chunk partly kept". */
+function drawFaults(entry) {
+  const n = (count, one, many) => (count ? [`${count} ${count === 1 ? one : many}`] : []);
+  const parts = [
+    ...n(entry.retries || 0, "retry", "retries"),
+    ...n(entry.restarts || 0, "new session", "new sessions"),
+    ...n(entry.kept || 0, "chunk partly kept", "chunks partly kept"),
+  ];
+  const el = $(".faults", entry.row);
+  el.hidden = parts.length === 0;
+  el.textContent = parts.join(" · ");
+}
+
 function requestLine(entry, r) {
   entry.requests++;
+  entry.lastChunk = null;
+  entry.lastRequest = { method: r.method || "", url: r.url || "" };
   $(".log .count", entry.row).textContent = String(entry.requests);
   const range = describeRange(r.contentRange);
   // A session that starts with a status query was remembered: it goes on where it was.
@@ -528,7 +599,7 @@ function requestLine(entry, r) {
   if (range.bytes > 0 && !r.error && r.status > 0 && r.status < 500) entry.rate.add(range.bytes);
   const status = r.error ? (r.status ? `${r.status} ${r.error}` : r.error) : String(r.status);
   const cls = r.error || r.status >= 400 ? "status bad" : r.status === 200 || r.status === 201 ? "status ok" : "status";
-  logRow(entry, [
+  const tr = logRow(entry, [
     [since(entry)],
     [r.method || ""],
     [range.range],
@@ -536,6 +607,12 @@ function requestLine(entry, r) {
     [status, cls],
     [r.ms == null ? "" : String(Math.round(r.ms)), "num"],
   ]);
+  // An answered chunk (a 308, or its X-GUploader-No-308 form, a 200): the progress report that
+  // follows tells what the server kept of it.
+  const m = /^bytes (\d+)-(\d+)\//.exec(r.contentRange || "");
+  if (m && !r.error && (r.status === 308 || r.status === 200)) {
+    entry.lastChunk = { first: Number(m[1]), last: Number(m[2]), td: tr.cells[4] };
+  }
   drawEstimate(entry);
 }
 
@@ -545,9 +622,13 @@ function retryLine(entry, r) {
     // The session was lost (404/410): the module starts a new one from byte 0.
     logRow(entry, [[since(entry)], ["restart"], [`new session in ${fmtDuration(r.delayMs)}`], [""], [why, "status"], [""]], "retry");
     announce(`${entry.file.name}: the server lost the session; starting over`);
+    entry.restarts = (entry.restarts || 0) + 1;
+    drawFaults(entry);
     return;
   }
   logRow(entry, [[since(entry)], ["retry"], [`#${r.attempt} in ${fmtDuration(r.delayMs)}`], [""], [why, "status"], [""]], "retry");
+  entry.retries = (entry.retries || 0) + 1;
+  drawFaults(entry);
 }
 
 async function done(entry, res) {
@@ -585,7 +666,7 @@ async function done(entry, res) {
 
 function fail(entry, err) {
   const row = entry.row;
-  const { code, text } = fmtError(err);
+  const { code, text, status, reason } = fmtError(err);
   if (err && err.sessionURL) entry.lastSessionURL = err.sessionURL;
   $(".rate", row).textContent = "";
   $(".eta", row).textContent = "";
@@ -602,13 +683,32 @@ function fail(entry, err) {
     return;
   }
   setState(entry, "failed");
-  const p = $(".error", row);
-  p.hidden = false;
-  p.replaceChildren();
-  const c = document.createElement("code");
-  c.textContent = code;
-  p.append(c, `: ${text}`);
-  announce(`${entry.file.name}: failed, ${code}`);
+  const box = $(".error", row);
+  box.hidden = false;
+  const el = (tag, cls, content) => {
+    const e = document.createElement(tag);
+    e.className = cls;
+    e.textContent = content;
+    return e;
+  };
+  // One line to scan (the code, the status, the server's reason), then the message.
+  const head = el("p", "error-head", "");
+  head.append(el("code", "error-code", code));
+  if (status) head.append(" ", el("span", "error-status", `HTTP ${status}`));
+  if (reason) {
+    const r = el("span", "error-reason", reason);
+    r.title = "the server's reason (error.errors[0].reason of its JSON error)";
+    head.append(" ", r);
+  }
+  const message = el("p", "error-message", text);
+  // The request it was, where the message does not name it (a module older than the one
+  // whose messages do).
+  const last = entry.lastRequest;
+  if (last && last.url && !text.includes(withoutQuery(last.url))) {
+    message.append(" ", el("span", "error-url", `(${last.method} ${withoutQuery(last.url)})`));
+  }
+  box.replaceChildren(head, message);
+  announce(`${entry.file.name}: failed, ${code}${reason ? `, ${reason}` : ""}`);
   refreshObjects();
 }
 
@@ -649,11 +749,14 @@ async function loadObjects() {
     a.href = href;
     a.textContent = "download";
     a.setAttribute("download", o.name);
-    const cells = [o.name, fmtBytes(Number(o.size)), o.md5Hash || ""];
+    // The reference server keeps objects of any bucket: those not in the page's are named
+    // with theirs.
+    const shown = o.bucket && o.bucket !== config.bucket ? `${o.bucket}/${o.name}` : o.name;
+    const cells = [shown, fmtBytes(Number(o.size)), o.md5Hash || ""];
     cells.forEach((t, i) => {
       const td = document.createElement("td");
       td.textContent = t;
-      if (i === 0) td.title = o.name;
+      if (i === 0) td.title = shown;
       if (i === 2) td.className = "md5col";
       tr.append(td);
     });

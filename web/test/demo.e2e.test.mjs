@@ -1,11 +1,14 @@
 // End-to-end test of the demo: the serve program (web/cmd/serve, what `./build.sh serve` runs)
 // on a free port, the demo page in headless Chromium, files picked through the file input.
 // Every check is what a user would see: the rows reach 100 % and "md5 ✓ match", the objects
-// arrive on the server intact, pause holds, cancel stops (shown as "cancelled", not as a
-// failure), the flaky network is survived (retry waits written like "1.6 s"), a bad custom
-// target gives a readable error in the row, the drop zone works from the keyboard with a visible
-// focus, a 0-byte file ends at 100 %, the request log follows the newest request and fits a
-// phone, and a reload asks first, then the same file picked again resumes where it stopped.
+// arrive on the server intact (and their table fits a phone), pause holds, cancel stops (shown
+// as "cancelled", not as a failure), the flaky network is survived and shows in every row
+// (retry waits written like "1.6 s"), errors in the rows name the status, the URL and the
+// server's reason (never its raw JSON; screenshots demo-error-*.png), the drop zone works from
+// the keyboard with a visible focus, the targets say which bucket names they take, a 0-byte
+// file ends at 100 %, the request log follows the newest request, fits a phone and shows a
+// chunk the server kept only part of, a reload asks first, then the same file picked again
+// resumes where it stopped, and no page asks for what is not there (a favicon's 404).
 //
 // Environment: MEDIAUPLOAD_SERVE (a prebuilt serve binary; default: go build it),
 // MEDIAUPLOAD_DIST (default <repo>/dist), MEDIAUPLOAD_TEST_OUT (screenshots; default
@@ -15,6 +18,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -69,6 +73,9 @@ async function openDemo({ width = 1100, height = 900 } = {}) {
   page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e));
+  const notFound = [];
+  page.on("response", (r) => r.status() === 404 && notFound.push(r.url()));
+  page.notFound = notFound;
   await page.goto(serve.url + "/");
   await page.waitForSelector("body[data-ready=yes]", { timeout: 15_000 });
   page.consoleErrors = consoleErrors;
@@ -126,6 +133,14 @@ async function rows(page) {
             pct: li.querySelector(".pct").textContent,
             bytes: li.querySelector(".bytes").textContent,
             error: err.hidden ? "" : err.textContent,
+            errorCode: err.hidden ? "" : err.querySelector(".error-code")?.textContent ?? "",
+            errorStatus: err.hidden ? "" : err.querySelector(".error-status")?.textContent ?? "",
+            errorReason: err.hidden ? "" : err.querySelector(".error-reason")?.textContent ?? "",
+            errorMessage: err.hidden ? "" : err.querySelector(".error-message")?.textContent ?? "",
+            // What the network did, as the row sums it up ("1 retry · 1 chunk partly kept").
+            faults: li.querySelector(".faults").hidden ? "" : li.querySelector(".faults").textContent,
+            // Chunks the server kept only part of: their status cells.
+            kept: [...li.querySelectorAll(".log tr.partial td.status")].map((td) => td.textContent),
             requests: Number(li.querySelector(".log .count").textContent),
             logRows: li.querySelectorAll(".log tbody tr").length,
           },
@@ -189,6 +204,26 @@ async function shot(page, name) {
   await page.screenshot({ path: join(OUT_DIR, `demo-${name}.png`), fullPage: true });
 }
 
+/** The reference server's fault script, as the demo's flaky switch sets it (POST /ref/_ref/faults). */
+async function setFaults(script) {
+  const res = await fetch(`${serve.url}/ref/_ref/faults`, { method: script ? "POST" : "DELETE", body: script ? JSON.stringify(script) : undefined });
+  assert.ok(res.ok, `faults: HTTP ${res.status}`);
+}
+
+/** A local port nothing listens on. */
+async function deadPort() {
+  const srv = createServer();
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** A log's rows, as cells' text. */
+function logCells(page, name) {
+  return page.$$eval(`li.file[data-name="${name}"] .log tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+}
+
 function assertNoStack(page) {
   assert.deepEqual(page.pageErrors.map(String), [], "uncaught errors in the page");
   const stacks = page.consoleErrors.filter((t) => /\n\s+at |\.wasm:|goroutine \d/.test(t));
@@ -217,6 +252,9 @@ for (const target of ["ref", "gcs"]) {
         (n) => [...document.querySelectorAll("#objects td")].some((td) => td.textContent === n),
         list[0].name,
       );
+      // Nothing the page asked for was missing (its icon is inline: no /favicon.ico).
+      assert.deepEqual(page.notFound, [], "answers of 404");
+      assert.deepEqual(page.consoleErrors.filter((t) => /404/.test(t)), [], "404s on the console");
       assertNoStack(page);
     } finally {
       await page.close();
@@ -287,11 +325,29 @@ test("pause holds the upload and resume finishes it; the README screenshot", asy
     assert.ok(r[big].requests > still.requests, "resume sent nothing");
     await assertStored("ref", list);
 
-    // Phone width.
+    // Phone width, with a long name among the stored objects: the name gives way, the size and
+    // the download link stay in view.
+    const long = "pause-a-photo-of-the-harbour-at-dusk-taken-from-the-ferry.jpg";
+    await fetch(`${serve.url}/ref/upload/storage/v1/b/demo/o?uploadType=media&name=${encodeURIComponent(long)}`, { method: "POST", body: "x" });
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.click("#refresh");
+    await page.waitForFunction((n) => [...document.querySelectorAll("#objects td")].some((td) => td.title === n), long);
     await shot(page, "phone-390");
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page is ${overflow}px wider than a 390px screen`);
+    const table = await page.$eval("#objects", (t) => {
+      const wrap = t.closest(".table-wrap");
+      const box = wrap.getBoundingClientRect();
+      return {
+        overflowX: wrap.scrollWidth - wrap.clientWidth,
+        cut: [...t.querySelectorAll("tbody tr")].filter((tr) => {
+          const a = tr.querySelector("a").getBoundingClientRect();
+          return a.width === 0 || a.right > box.right + 0.5 || tr.cells[1].getBoundingClientRect().right > box.right + 0.5;
+        }).map((tr) => tr.cells[0].title),
+      };
+    });
+    assert.ok(table.overflowX <= 0, `the objects' table is ${table.overflowX}px wider than its box`);
+    assert.deepEqual(table.cut, [], "rows whose size or download link is cut off at 390 px");
     assertNoStack(page);
   } finally {
     await choose(page, { speed: 0 }).catch(() => {});
@@ -344,11 +400,17 @@ test("flaky network with a fixed seed: every file still arrives intact", async (
     await assertStored("ref", list);
     const log = await (await fetch(`${serve.url}/ref/_ref/log`)).json();
     const faults = log.filter((e) => e.fault);
-    assert.ok(faults.length >= 2, `only ${faults.length} faults were injected`);
+    assert.ok(faults.length >= list.length, `only ${faults.length} faults were injected for ${list.length} files`);
+    // Every upload meets the flaky network early, whatever the seed draws: each row shows a
+    // retry (or a new session) or a chunk the server kept only part of.
+    for (const f of list) {
+      const row = r[f.name];
+      assert.ok(row.retries.length + row.kept.length >= 1, `${f.name}: no retry or resumed chunk shown (${row.requests} requests)`);
+      assert.match(row.faults, /^\d+ (retr|new session|chunks? partly kept)/, `${f.name}: the row does not sum up the faults`);
+    }
     // Retry waits are written for people ("#2 in 1.6 s"), not as "1601.533559 ms".
     const waits = list.flatMap((f) => r[f.name].retries);
-    assert.ok(waits.length >= 1, "no retry was logged");
-    for (const w of waits) assert.match(w, /^#\d+ in (\d{1,3} ms|\d+(\.\d)? s)$/, `retry wait: ${w}`);
+    for (const w of waits) assert.match(w, /^(#\d+|new session) in (\d{1,3} ms|\d+(\.\d)? s)$/, `retry wait: ${w}`);
     assertNoStack(page);
   } finally {
     await choose(page, { flaky: false }).catch(() => {});
@@ -356,25 +418,72 @@ test("flaky network with a fixed seed: every file still arrives intact", async (
   }
 });
 
-test("a bad custom target and a bad URL give readable errors in the row; a checksum upload matches", async () => {
-  const page = await openDemo();
-  try {
-    await choose(page, { target: "custom", customURL: `${serve.url}/no/such/upload`, uploadType: "resumable", checksum: "" });
-    const [f] = files("bad", [["x.bin", 1000, 51]]);
+test("errors in the rows name the status, the URL and the server's reason, never its raw JSON; a checksum upload matches", async () => {
+  const page = await openDemo({ width: 860, height: 900 });
+  /** Uploads one small file with the settings chosen and returns its finished row. */
+  const failOne = async (name) => {
+    const [f] = files("err", [[name, 1000, 51]]);
     await page.setInputFiles("#files", [{ name: f.name, mimeType: f.mimeType, buffer: f.buffer }]);
     const row = (await waitFinished(page, [f.name], 20_000))[f.name];
-    assert.equal(row.state, "failed");
-    assert.match(row.error, /^http_error: .*404/, `error shown: ${row.error}`);
-    await shot(page, "bad-url");
+    return { row, sel: `li.file[data-name="${f.name}"]` };
+  };
+  /** What a person reads in every error row: a code, a message, no JSON or HTML from the server. */
+  const assertReadable = (row, code) => {
+    assert.equal(row.state, "failed", JSON.stringify(row));
+    assert.equal(row.errorCode, code, row.error);
+    assert.ok(row.errorMessage.length > 20, `no message: ${row.error}`);
+    assert.doesNotMatch(row.error, /[{}<>]|"error"/, `raw server text in the row: ${row.error}`);
+  };
+  try {
+    // A 403 in Google's JSON form, from the reference server (set after the page has loaded:
+    // it clears the faults on load, to match its flaky switch).
+    await choose(page, { target: "ref", uploadType: "resumable", chunkSize: CHUNK, checksum: "", speed: 0, flaky: false });
+    await setFaults({ rules: [{ on: "chunk", action: "status", status: 403, message: "The project exceeded its storage quota.", reason: "quotaExceeded", times: 1 }] });
+    const quota = await failOne("quota.bin");
+    await page.locator(quota.sel).screenshot({ path: join(OUT_DIR, "demo-error-403.png") });
+    assertReadable(quota.row, "http_error");
+    assert.equal(quota.row.errorStatus, "HTTP 403");
+    assert.equal(quota.row.errorReason, "quotaExceeded");
+    assert.match(quota.row.errorMessage, /403/);
+    assert.ok(quota.row.errorMessage.includes("The project exceeded its storage quota."), quota.row.errorMessage);
+    assert.ok(quota.row.errorMessage.includes(`${serve.url}/ref/upload/storage/v1/b/demo/o`), `no URL: ${quota.row.errorMessage}`);
+    assert.doesNotMatch(quota.row.errorMessage, /upload_id=/, "the session URI's secret query is shown");
+
+    // A 404: a bucket that does not exist (fake-gcs-server has only "demo"), as a custom target.
+    const nowhere = `${serve.url}/upload/storage/v1/b/nosuchbucket/o`;
+    await choose(page, { target: "custom", customURL: nowhere });
+    const missing = await failOne("missing.bin");
+    await page.locator(missing.sel).screenshot({ path: join(OUT_DIR, "demo-error-404.png") });
+    assertReadable(missing.row, "http_error");
+    assert.equal(missing.row.errorStatus, "HTTP 404");
+    assert.equal(missing.row.errorReason, "notFound");
+    assert.ok(missing.row.errorMessage.includes(nowhere), `no URL: ${missing.row.errorMessage}`);
+
+    // A 404 that is not JSON (a path nothing serves): the message all the same, not the page.
+    await choose(page, { customURL: `${serve.url}/no/such/upload` });
+    const plain = await failOne("plain.bin");
+    assertReadable(plain.row, "http_error");
+    assert.equal(plain.row.errorStatus, "HTTP 404");
+    assert.equal(plain.row.errorReason, "");
+    assert.doesNotMatch(plain.row.error, /page not found/, "the server's raw body is shown");
+
+    // The network fails: a port nothing listens on.
+    const dead = `http://127.0.0.1:${await deadPort()}/upload/storage/v1/b/demo/o`;
+    await choose(page, { customURL: dead });
+    const t0 = Date.now();
+    const net = await failOne("offline.bin");
+    await page.locator(net.sel).screenshot({ path: join(OUT_DIR, "demo-error-network.png") });
+    assertReadable(net.row, "network_error");
+    assert.equal(net.row.errorStatus, "");
+    assert.ok(net.row.errorMessage.includes(dead), `no URL: ${net.row.errorMessage}`);
+    assert.ok(Date.now() - t0 < 15_000, `the network failure took ${Date.now() - t0} ms to show`);
 
     // Not a URL at all: refused before any request.
     await choose(page, { customURL: "not a url" });
-    const [h] = files("notaurl", [["z.bin", 10, 53]]);
-    await page.setInputFiles("#files", [{ name: h.name, mimeType: h.mimeType, buffer: h.buffer }]);
-    const row3 = (await waitFinished(page, [h.name], 10_000))[h.name];
-    assert.equal(row3.state, "failed");
-    assert.match(row3.error, /^invalid_argument: \S/, `error shown: ${row3.error}`);
-    assert.equal(row3.requests, 0);
+    const bad = await failOne("notaurl.bin");
+    assertReadable(bad.row, "invalid_argument");
+    assert.equal(bad.row.requests, 0);
+    await shot(page, "errors");
 
     // With a checksum the module hashes while it sends and compares with the server's.
     await choose(page, { target: "ref", checksum: "both" });
@@ -385,6 +494,7 @@ test("a bad custom target and a bad URL give readable errors in the row; a check
     assert.equal(row2.md5, "match");
     assertNoStack(page);
   } finally {
+    await setFaults(null).catch(() => {});
     await page.close();
   }
 });
@@ -400,8 +510,16 @@ test("keyboard: the drop zone shows its focus and Enter opens the picker; a 0-by
     await choose(page, { target: "gcs", chunkSize: CHUNK });
     await page.waitForSelector("#note:not([hidden])", { timeout: 5000 });
     assert.match(await page.textContent("#note"), /Slow: fake-gcs-server/);
+    // Which bucket names each target takes, said where it is picked: fake-gcs-server one, the
+    // reference server any (and its objects of another bucket are listed with their bucket).
+    assert.match(await page.textContent("#targetInfo"), /one bucket, demo/);
     await choose(page, { target: "ref", chunkSize: "", uploadType: "resumable", speed: 0, flaky: false });
     assert.equal(await page.isHidden("#note"), true, "a warning is left with the module's default chunk size");
+    assert.match(await page.textContent("#targetInfo"), /\/ref\/upload\/storage\/v1\/b\/demo\/o.*any bucket name/);
+    const other = await fetch(`${serve.url}/ref/upload/storage/v1/b/another-bucket/o?uploadType=media&name=kbd-elsewhere.txt`, { method: "POST", body: "hello" });
+    assert.equal(other.status, 200, "the reference server refused another bucket");
+    await page.click("#refresh");
+    await page.waitForFunction(() => [...document.querySelectorAll("#objects td")].some((td) => td.textContent === "another-bucket/kbd-elsewhere.txt"), null, { timeout: 5000 });
 
     // Tab from the last control before the zone reaches the file input inside it.
     await page.focus("#seed");
@@ -472,8 +590,26 @@ test("the request log follows the newest request, fits a phone's width, and show
     assert.ok(geo.cells.some((c) => c[2] === "0–262143" && c[3] === "256 KiB"), JSON.stringify(geo.cells.slice(0, 3)));
     const total = 4 * MiB + 100;
     assert.ok(geo.cells.some((c) => c[2] === `${4 * MiB}–${total - 1}` && c[3] === "100 B"), JSON.stringify(geo.cells.slice(-3)));
+
+    // A partial keep: the server stores 1000 bytes of the second chunk and says so with a
+    // shorter Range. That chunk's row says so, and the next range starts where the server said.
+    await setFaults({ rules: [{ on: "chunk", action: "keep", keep: 1000, skip: 1, times: 1 }] });
+    const [k] = files("log", [["kept.bin", 3 * CHUNK, 62]]);
+    await page.setInputFiles("#files", [{ name: k.name, mimeType: k.mimeType, buffer: k.buffer }]);
+    const rk = await waitFinished(page, [k.name], 20_000);
+    assertAllMatch(rk, [k]);
+    assert.equal(rk[k.name].kept.length, 1, JSON.stringify(rk[k.name].kept));
+    assert.match(rk[k.name].kept[0], /^\d{3} · kept 1000 of 262144 bytes$/);
+    assert.equal(rk[k.name].faults, "1 chunk partly kept");
+    const cells = await logCells(page, k.name);
+    const at = cells.findIndex((c) => c[2] === `${CHUNK}–${2 * CHUNK - 1}`);
+    assert.match(cells[at]?.[4] ?? "", /kept 1000 of 262144 bytes/, JSON.stringify(cells));
+    assert.equal(cells[at + 1]?.[2].split("–")[0], String(CHUNK + 1000), `the range after the partial keep: ${JSON.stringify(cells)}`);
+    await page.click(`li.file[data-name="${k.name}"] .log summary`);
+    await page.locator(`li.file[data-name="${k.name}"]`).screenshot({ path: join(OUT_DIR, "demo-log-kept.png") });
     assertNoStack(page);
   } finally {
+    await setFaults(null).catch(() => {});
     await choose(page, { speed: 0 }).catch(() => {});
     await page.close();
   }

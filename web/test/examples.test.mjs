@@ -3,8 +3,10 @@
 // are given to the widget's own file input, and what the test reads is the widget's own DOM.
 //
 // For each widget: the files land byte-exact on the reference server, the widget's progress
-// bar moves and reaches 100 %, its cancel stops the upload (nothing is stored), and with the
-// server's random faults on every file still lands.
+// bar moves and reaches 100 %, its cancel stops the upload (nothing is stored) and its bar
+// does not stay where the cancel left it, and with the server's random faults on every file
+// still lands. No page asks for anything that is not there (a favicon, say): the console
+// stays clean of 404s.
 
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -38,11 +40,14 @@ beforeEach(async () => {
 });
 
 // How each widget is driven and read. progress(): the widget's own bar, 0..100, read from its
-// DOM; cancel(page): what a person clicks to cancel; cancelled(page): the widget says so.
+// DOM; cancel(page): what a person clicks to cancel; cancelled(page): the widget says so;
+// afterCancel: what its bar reads once the only upload is cancelled (blueimp's own UI shows
+// 0 %), where the widget keeps a bar at all.
 const WIDGETS = {
   blueimp: {
     input: "#fileupload",
     progress: () => parseFloat(document.querySelector("#total .bar")?.style.width || "0"),
+    afterCancel: 0,
     done: (n) => document.querySelectorAll("#files li[data-state=done]").length === n,
     cancel: (page) => page.locator("#files li .cancel").first().click(),
     cancelled: () => document.querySelector("#files li")?.dataset.state === "cancelled",
@@ -78,11 +83,27 @@ const WIDGETS = {
   },
 };
 
+// Opens a page of /examples/, noting every answer of 404 from the pages' own server
+// (page.notFound) and every error on its console but the upload server's answers, which the
+// fault tests make fail on purpose (page.consoleErrors).
+async function openPage(path) {
+  const page = await env.browser.newPage();
+  page.notFound = [];
+  page.consoleErrors = [];
+  page.on("response", (r) => r.status() === 404 && r.url().startsWith(web.url) && page.notFound.push(r.url()));
+  page.on("console", (m) => {
+    const at = m.location()?.url ?? "";
+    if (m.type() === "error" && !at.startsWith(ref.url)) page.consoleErrors.push(`${m.text()} (${at})`);
+  });
+  await page.goto(`${web.url}/examples/${path}`);
+  return page;
+}
+
 // Opens the widget's page with the given query, and starts sampling its progress bar.
 async function open(name, query = {}) {
   const w = WIDGETS[name];
   const q = new URLSearchParams({ upload: `${ref.url}/upload/storage/v1/b/test/o`, ...query });
-  const page = await env.browser.newPage(`${web.url}/examples/${name}.html?${q}`);
+  const page = await openPage(`${name}.html?${q}`);
   await page.waitForFunction(() => document.body.dataset.ready === "1", null, { timeout: WAIT });
   await page.evaluate((src) => {
     const progress = new Function(`return (${src})`)();
@@ -125,6 +146,10 @@ async function uploadAll(name, query, sizes) {
     await page.waitForFunction(() => window.__samples.at(-1) === 100, null, { timeout: 5000 }).catch(() => {});
     const samples = await page.evaluate(() => window.__samples);
     for (const f of list) assert.deepEqual(await env.checkStored(f.name, f.size, f.seed), [], `${name}: ${f.name}`);
+    // A page without an icon of its own makes the browser ask for /favicon.ico: a 404, and an
+    // error on the console.
+    assert.deepEqual(page.notFound, [], `${name}: answers of 404`);
+    assert.deepEqual(page.consoleErrors, [], `${name}: errors on the console`);
     return samples;
   } finally {
     await page.close();
@@ -147,6 +172,12 @@ for (const name of Object.keys(WIDGETS)) {
       await page.waitForFunction(() => window.__samples.some((p) => p > 0), null, { timeout: WAIT });
       await w.cancel(page);
       await page.waitForFunction(w.cancelled, null, { timeout: WAIT });
+      if ("afterCancel" in w) {
+        // Nothing is left to upload: the total bar says so rather than staying where it was.
+        const ok = await page.waitForFunction(`(${w.progress})() === ${w.afterCancel}`, null, { timeout: 5000 }).then(() => true, () => false);
+        const bar = await page.evaluate(w.progress);
+        assert.ok(ok, `${name}: the bar reads ${bar} % after the cancel, want ${w.afterCancel} %`);
+      }
       const at = (await ref.log()).length;
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(await ref.object(f.name), undefined, `${name}: nothing stored after cancel`);
@@ -165,6 +196,20 @@ for (const name of Object.keys(WIDGETS)) {
     assert.ok(faults > 0, "faults were injected");
   });
 }
+
+test("the examples' index links every widget page and loads without a 404", async () => {
+  const page = await openPage("index.html");
+  try {
+    // The browser asks for the icon once the page has loaded: wait for the network to rest.
+    await page.waitForLoadState("networkidle");
+    const links = await page.$$eval("a", (as) => as.map((a) => a.getAttribute("href")));
+    for (const name of Object.keys(WIDGETS)) assert.ok(links.includes(`${name}.html`), `no link to ${name}.html: ${links}`);
+    assert.deepEqual(page.notFound, [], "answers of 404");
+    assert.deepEqual(page.consoleErrors, [], "errors on the console");
+  } finally {
+    await page.close();
+  }
+});
 
 // --- the Uppy plugin's controls: pause/resume of one file and of all, retry ----------------
 

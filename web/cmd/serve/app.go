@@ -73,6 +73,13 @@ func newApp(c config) (*app, error) {
 			"persistent": c.dataDir != "",
 		})
 	})
+	// The pages name their icon inline; a browser still asks for /favicon.ico on every other
+	// tab it opens here (an object listing's JSON, say), and logs a 404 on its console for it.
+	a.mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "max-age=86400")
+		http.ServeFileFS(w, r, page, "favicon.svg")
+	})
 	a.mux.Handle("/", noCache(onlyPage(http.FileServerFS(page))))
 	return a, nil
 }
