@@ -84,7 +84,7 @@ function refreshNote() {
   } else if (small && s.target === "custom") {
     notes.push(`Each ${fmtBytes(s.chunkSize)} chunk costs a round trip to the server: on a real API, larger chunks (or the module's default) are much faster.`);
   }
-  if (s.target === "gcs" && s.checksum) notes.push("fake-gcs-server ignores X-Goog-Hash; the module still compares the hashes in its answer.");
+  if (s.target === "gcs" && s.checksum === "both") notes.push("fake-gcs-server ignores X-Goog-Hash; the module still compares the hashes in its answer.");
   $("#note").hidden = notes.length === 0;
   $("#note").textContent = notes.join(" ");
 }
@@ -193,117 +193,6 @@ function withoutQuery(url) {
   return i < 0 ? url : url.slice(0, i);
 }
 
-// ---------------------------------------------------------------- MD5
-
-// A small incremental MD5 (RFC 1321), so the page can check what arrived
-// against the server's md5Hash without a library.
-const S = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
-const K = new Int32Array(64).map((_, i) => Math.floor(Math.abs(Math.sin(i + 1)) * 2 ** 32));
-
-class MD5 {
-  constructor() {
-    this.h = new Int32Array([0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476]);
-    this.buf = new Uint8Array(64);
-    this.n = 0; // bytes in buf
-    this.len = 0; // total bytes
-    this.w = new Int32Array(16);
-  }
-
-  block(p, off) {
-    const w = this.w, h = this.h;
-    for (let i = 0; i < 16; i++) {
-      const j = off + i * 4;
-      w[i] = p[j] | (p[j + 1] << 8) | (p[j + 2] << 16) | (p[j + 3] << 24);
-    }
-    let a = h[0], b = h[1], c = h[2], d = h[3];
-    for (let i = 0; i < 64; i++) {
-      let f, g;
-      if (i < 16) { f = (b & c) | (~b & d); g = i; }
-      else if (i < 32) { f = (d & b) | (~d & c); g = (5 * i + 1) & 15; }
-      else if (i < 48) { f = b ^ c ^ d; g = (3 * i + 5) & 15; }
-      else { f = c ^ (b | ~d); g = (7 * i) & 15; }
-      const s = S[(i >> 4) * 4 + (i & 3)];
-      const x = (a + f + K[i] + w[g]) | 0;
-      a = d; d = c; c = b;
-      b = (b + ((x << s) | (x >>> (32 - s)))) | 0;
-    }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
-  }
-
-  update(p) {
-    let i = 0;
-    this.len += p.length;
-    if (this.n > 0) {
-      const take = Math.min(64 - this.n, p.length);
-      this.buf.set(p.subarray(0, take), this.n);
-      this.n += take; i = take;
-      if (this.n < 64) return;
-      this.block(this.buf, 0);
-      this.n = 0;
-    }
-    for (; i + 64 <= p.length; i += 64) this.block(p, i);
-    this.buf.set(p.subarray(i), 0);
-    this.n = p.length - i;
-  }
-
-  digest() {
-    const bits = this.len * 8;
-    const pad = new Uint8Array(((this.n < 56 ? 56 : 120) - this.n) + 8);
-    pad[0] = 0x80;
-    const v = new DataView(pad.buffer);
-    v.setUint32(pad.length - 8, bits % 2 ** 32, true);
-    v.setUint32(pad.length - 4, Math.floor(bits / 2 ** 32), true);
-    this.update(pad);
-    return new Uint8Array(this.h.buffer.slice(0));
-  }
-}
-
-const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
-
-async function md5OfBlob(blob) {
-  const m = new MD5();
-  const step = 4 << 20;
-  for (let off = 0; off < blob.size; off += step) {
-    m.update(new Uint8Array(await blob.slice(off, off + step).arrayBuffer()));
-  }
-  return toBase64(m.digest());
-}
-
-// ---------------------------------------------------------------- rate and time left
-
-// The page's own estimate of the rate and the time left, from the chunks it saw sent (each
-// request's Content-Range) over the last few seconds. It starts again whenever the upload
-// starts moving again (after a pause, a retry wait, a lost session, or a reload that resumed a
-// session): a rate measured across a pause, or a resumed offset counted as bytes sent in no
-// time, gives estimates like "45:58 left" or "< 1 s left" that mean nothing. Until a chunk has
-// gone since then, the row says "estimating…".
-const RATE_WINDOW_MS = 6000;
-
-class RateEstimate {
-  constructor() {
-    this.restart();
-  }
-
-  restart(now = performance.now()) {
-    this.since = now;
-    this.samples = []; // [time, bytes] per chunk sent
-  }
-
-  add(bytes, now = performance.now()) {
-    if (bytes > 0) this.samples.push([now, bytes]);
-    while (this.samples.length > 1 && now - this.samples[0][0] > RATE_WINDOW_MS) this.samples.shift();
-  }
-
-  /** Bytes per second, or null while there is nothing to go by. */
-  rate(now = performance.now()) {
-    if (this.samples.length === 0) return null;
-    const from = Math.max(this.since, now - RATE_WINDOW_MS);
-    const bytes = this.samples.filter(([t]) => t >= from).reduce((sum, [, b]) => sum + b, 0);
-    const secs = (now - from) / 1000;
-    return bytes > 0 && secs > 0.05 ? bytes / secs : null;
-  }
-}
-
 // ---------------------------------------------------------------- one upload
 
 let mu = null;
@@ -345,9 +234,6 @@ function addFile(file, stream = null) {
 
   const entry = {
     file, row, up: null, t0: performance.now(), loaded: 0, confirmed: 0, requests: 0,
-    rate: new RateEstimate(),
-    // A stream's bytes are not at hand to hash: the server's md5 is shown as it is.
-    md5: !stream && file.size <= 1 << 30 ? md5OfBlob(file) : null,
     stream,
     total: stream ? 0 : file.size, // a stream's length, once it has ended
   };
@@ -410,7 +296,9 @@ function start(entry, sessionURL) {
   // A media upload has no room for metadata: its name travels in the URL.
   if (s.uploadType !== "media") opts.metadata = { name: file.name };
   if (file.type) opts.contentType = file.type;
-  if (s.checksum) opts.checksum = s.checksum;
+  // The module hashes what it sends, streams too, and compares with the server's hashes: the
+  // row's md5 check is its verdict (a mismatch fails the upload: checksum_mismatch).
+  opts.checksum = s.checksum === "both" ? "both" : "md5";
   if (s.fastRetry) opts.retry = { retries: 8, initialDelayMs: 200, maxDelayMs: 3000, jitterMs: 200 };
   if (s.target === "custom" && s.token) {
     // getHeaders is asked again after a 401: a real page would refresh its token here.
@@ -439,8 +327,6 @@ function setState(entry, state) {
   row.dataset.state = state;
   $(".state", row).textContent = state === "aborted" ? "cancelled" : state;
   const live = LIVE.includes(state);
-  // Moving again after a standstill: the rate measured before it says nothing now.
-  if (state === "uploading" && before !== "uploading") entry.rate.restart();
   $(".pause", row).disabled = !live;
   const retryable = entry.lastSessionURL && (!entry.stream || entry.stream.again);
   $(".resume", row).disabled = !(state === "paused" || (state === "failed" && retryable));
@@ -475,29 +361,31 @@ function drawBar(entry, loaded, confirmed, total, finished = false) {
   $(".bytes", row).textContent = `sent ${fmtBytes(loaded)} · confirmed ${fmtBytes(confirmed)} of ${fmtBytes(total)}`;
 }
 
-/** The rate and the time left, or "estimating…" while the page has nothing to go by. */
+/**
+ * The rate and the time left as the module reports them (progress: bytesPerSecond, secondsLeft:
+ * the link's, pauses and a resumed session's bytes left out), or "estimating…" before it has
+ * measured any.
+ */
 function drawEstimate(entry) {
   const row = entry.row;
-  const state = row.dataset.state;
-  if (state !== "uploading") {
+  if (row.dataset.state !== "uploading") {
     // Waiting (starting, a retry wait, offline): no rate is being made, none is shown.
     $(".rate", row).textContent = "";
     $(".eta", row).textContent = "";
     return;
   }
-  const rate = entry.rate.rate();
-  const total = entry.total;
-  if (rate == null) {
+  const p = entry.progress;
+  if (!p || !(p.bytesPerSecond > 0)) {
     $(".rate", row).textContent = "";
-    $(".eta", row).textContent = total > 0 ? "estimating…" : "";
+    $(".eta", row).textContent = entry.total > 0 ? "estimating…" : "";
     return;
   }
-  $(".rate", row).textContent = fmtRate(rate);
-  const left = Math.max(0, total - Math.max(entry.confirmed, 0));
-  $(".eta", row).textContent = total > 0 ? fmtLeft(left / rate) : "";
+  $(".rate", row).textContent = fmtRate(p.bytesPerSecond);
+  $(".eta", row).textContent = entry.total > 0 && p.secondsLeft != null ? fmtLeft(p.secondsLeft) : "";
 }
 
 function progress(entry, p) {
+  entry.progress = p; // its bytesPerSecond and secondsLeft: drawEstimate
   if (p.total > 0) entry.total = p.total; // a stream's, once it has ended
   const total = entry.total;
   entry.loaded = Math.max(entry.loaded, p.loaded || 0);
@@ -596,7 +484,6 @@ function requestLine(entry, r) {
   // A session that starts with a status query was remembered: it goes on where it was.
   if (entry.firstRequest && range.query) entry.resumedPending = true;
   entry.firstRequest = false;
-  if (range.bytes > 0 && !r.error && r.status > 0 && r.status < 500) entry.rate.add(range.bytes);
   const status = r.error ? (r.status ? `${r.status} ${r.error}` : r.error) : String(r.status);
   const cls = r.error || r.status >= 400 ? "status bad" : r.status === 200 || r.status === 201 ? "status ok" : "status";
   const tr = logRow(entry, [
@@ -644,24 +531,12 @@ async function done(entry, res) {
   $(".meta pre", row).textContent = meta ? JSON.stringify(meta, null, 2) : (res && res.body) || "(empty answer)";
   refreshObjects();
 
-  const el = $(".md5", row);
-  const verdict = (kind, text) => {
-    row.dataset.md5 = kind;
-    el.className = `md5 ${kind === "match" ? "match" : kind === "mismatch" ? "mismatch" : "muted"}`;
-    el.textContent = text;
-  };
-  if (!meta || !meta.md5Hash) return verdict("none", "the server sent no md5Hash");
-  if (entry.stream) {
-    return verdict("none", `md5 on the server: ${meta.md5Hash} (${file.plain ? "of the compressed bytes" : "a recording: nothing here to compare"})`);
-  }
-  if (!entry.md5) return verdict("none", "too large to hash in the page");
-  verdict("pending", "md5: checking…");
-  const local = await entry.md5;
-  if (meta.size != null && Number(meta.size) !== file.size) {
-    return verdict("mismatch", `✗ size ${meta.size} on the server, ${file.size} here`);
-  }
-  if (local === meta.md5Hash) verdict("match", `md5 ✓ match (${local})`);
-  else verdict("mismatch", `✗ md5 differs: ${meta.md5Hash} on the server, ${local} here`);
+  // The module compared what it sent with the server's hashes (opts.checksum): a mismatch
+  // would have failed the upload with checksum_mismatch.
+  row.dataset.md5 = "match";
+  $(".md5", row).className = "md5 match";
+  const hash = meta && (meta.md5Hash || meta.md5Checksum);
+  $(".md5", row).textContent = `md5 ✓ match${hash ? ` (${hash})` : ""}${file.plain ? ", of the compressed bytes" : ""}`;
 }
 
 function fail(entry, err) {
@@ -903,6 +778,6 @@ async function toggleRecording() {
 }
 
 // For the curious, and for the end-to-end tests.
-window.demo = { entries, MD5, md5OfBlob, toBase64 };
+window.demo = { entries };
 
 main();

@@ -437,7 +437,7 @@ test("errors in the rows name the status, the URL and the server's reason, never
   try {
     // A 403 in Google's JSON form, from the reference server (set after the page has loaded:
     // it clears the faults on load, to match its flaky switch).
-    await choose(page, { target: "ref", uploadType: "resumable", chunkSize: CHUNK, checksum: "", speed: 0, flaky: false });
+    await choose(page, { target: "ref", uploadType: "resumable", chunkSize: CHUNK, speed: 0, flaky: false });
     await setFaults({ rules: [{ on: "chunk", action: "status", status: 403, message: "The project exceeded its storage quota.", reason: "quotaExceeded", times: 1 }] });
     const quota = await failOne("quota.bin");
     await page.locator(quota.sel).screenshot({ path: join(OUT_DIR, "demo-error-403.png") });
