@@ -428,7 +428,7 @@ function since(entry) {
 
 /**
  * What a request's Content-Range says, for the log: the byte range, the chunk's size, and
- * whether it was a status query ("bytes *\/total", PROTOCOL.md section 4).
+ * whether it was a status query ("bytes *\/total", docs/protocol.md section 4).
  */
 function describeRange(contentRange) {
   const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(contentRange || "");

@@ -280,7 +280,7 @@ func (f *faultInjector) pick(kind string, length int64, upload string) (fault, b
 }
 
 // randomFault maps the draws c (0..99) and p to a recoverable fault
-// (PROTOCOL.md sections 4-5: lost connections, 5xx, a short Range, 429, and
+// (docs/protocol.md sections 4-5: lost connections, 5xx, a short Range, 429, and
 // rarely an expired session).
 func randomFault(kind string, length int64, c int, p uint64) (fault, bool) {
 	status := fault{action: ActionStatus, status: []int{500, 502, 503, 504}[p%4], random: true}
@@ -384,10 +384,10 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeGoogleError(w, ft.status, msg, ft.reason)
 	case ActionExpire:
 		f.forget(r.URL.Query().Get("upload_id"))
-		writeError(w, http.StatusNotFound, "injected fault: session expired") // PROTOCOL.md section 5
+		writeError(w, http.StatusNotFound, "injected fault: session expired") // docs/protocol.md section 5
 	case ActionGone:
 		f.forget(r.URL.Query().Get("upload_id"))
-		writeError(w, http.StatusGone, "injected fault: session failed") // PROTOCOL.md section 5
+		writeError(w, http.StatusGone, "injected fault: session failed") // docs/protocol.md section 5
 	case ActionUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="refserver"`)
 		writeError(w, http.StatusUnauthorized, "injected fault: unauthorized")
@@ -396,7 +396,7 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "injected fault: rate limited")
 	case ActionRedirect:
 		// A 308 that carries a Location: a browser in redirect mode "follow" would re-send
-		// the request there and never show the Range (PROTOCOL.md section 6). The target,
+		// the request there and never show the Range (docs/protocol.md section 6). The target,
 		// /redirected/…, is an ordinary unknown path: 404, and logged.
 		w.Header().Set("Location", ft.to+"/redirected"+r.URL.RequestURI())
 		w.Header().Set("Range", "bytes=0-0")
@@ -405,7 +405,7 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // closeAfter reads k bytes of the body, then drops the connection without an
-// answer (PROTOCOL.md section 4: a request that fails without an answer).
+// answer (docs/protocol.md section 4: a request that fails without an answer).
 // When the body ended within k bytes, the request is processed first: the
 // connection broke after the last byte but before the answer.
 func (f *faultInjector) closeAfter(w http.ResponseWriter, r *http.Request, k int64) {

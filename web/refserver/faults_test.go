@@ -106,7 +106,7 @@ func TestFaultClose(t *testing.T) {
 		t.Errorf("after the dropped chunk: %d %q, want 308 and no Range (nothing stored)", q.status, q.header.Get("Range"))
 	}
 	// Whole body read, then the connection dropped: stored, answer lost
-	// (PROTOCOL.md section 4).
+	// (docs/protocol.md section 4).
 	s.faults(t, Rule{On: KindAny, Action: ActionClose, AfterBytes: 1 << 30})
 	if a, err := s.try("PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data)))); err == nil {
 		t.Fatalf("close after the whole body: got an answer %d, want a dropped connection", a.status)
@@ -284,7 +284,7 @@ func TestRandomFaultsDeterministic(t *testing.T) {
 	}
 }
 
-// TestRandomFaultsRecoverable runs a simple resuming client (PROTOCOL.md
+// TestRandomFaultsRecoverable runs a simple resuming client (docs/protocol.md
 // sections 4-5) against random faults: every upload must complete.
 func TestRandomFaultsRecoverable(t *testing.T) {
 	s := newTestServer(t, Options{})
@@ -384,7 +384,7 @@ func resumeUpload(t *testing.T, s *testServer, name string, data []byte) {
 			offset = rangeEnd(a.header.Get("Range"))
 			continue
 		}
-		// Lost connection, 5xx or 429: ask (PROTOCOL.md section 4).
+		// Lost connection, 5xx or 429: ask (docs/protocol.md section 4).
 		q, err := s.try("PUT", loc, nil, "Content-Range: bytes */"+total)
 		switch {
 		case err != nil:

@@ -303,7 +303,7 @@ test("pause holds the upload and resume finishes it; the README screenshot", asy
     const size = statSync(SCREENSHOT).size;
     assert.ok(size < 150_000, `docs/demo.png is ${size} bytes`);
 
-    // Pause stops after the request in flight (API.md): let that one land, then nothing moves.
+    // Pause stops after the request in flight (docs/api.md): let that one land, then nothing moves.
     let settled = paused;
     for (const end = Date.now() + 8000; ; ) {
       await page.waitForTimeout(700);
