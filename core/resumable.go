@@ -96,6 +96,35 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 	}
 }
 
+// Check asks the session that Options.SessionURL names what it holds (docs/protocol.md section 4)
+// and sends nothing else: the bytes it holds, or that the upload is complete. Its request is
+// retried as any request is; a session that is gone (404, 410) is a *SessionExpiredError.
+// (docs/api.md, "Unfinished uploads": what a list of unfinished uploads shows of each.)
+func (u *Upload) Check(ctx Context) (held int64, complete bool, err error) {
+	if u.SessionURL() == "" {
+		return 0, false, &ArgumentError{Field: "sessionURL", Reason: "missing: there is no session to ask"}
+	}
+	if err := u.refreshHeaders(ctx); err != nil {
+		return 0, false, err
+	}
+	for {
+		resp, v, again, err := u.exchange(ctx, u.statusQuery())
+		switch {
+		case err != nil:
+			return 0, false, err
+		case again:
+			continue
+		case v == vLost:
+			return 0, false, &SessionExpiredError{Sessions: 1, Last: u.httpError(resp)}
+		case v == vHidden:
+			return 0, false, &ProtocolError{Reason: "a status query was answered with a redirect whose headers cannot be read"}
+		}
+		s := newSession(true, u.total) // nothing is known of it: it may hold anything
+		done, stored, err := interpret(resp, &s)
+		return stored, done, err
+	}
+}
+
 // next builds the next request: a status query, or the chunk from the server's offset, and
 // the end of its range (-1 for a query).
 func (r *resumable) next(ctx Context) (*Request, int64, error) {

@@ -616,3 +616,39 @@ func TestHiddenRedirectAnswer(t *testing.T) {
 		}
 	})
 }
+
+// Check asks the session what it holds and sends nothing else.
+func TestCheck(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		ex       ex
+		held     int64
+		complete bool
+		code     string
+	}{
+		{"holds some", ex{cr: "bytes */524288", n: 0, status: 308, rng: "bytes=0-262143"}, K256, false, ""},
+		{"holds some, no-308 form", ex{cr: "bytes */524288", n: 0, status: 200, rng: "bytes=0-99", hdr: Header{"x-http-status-code-override": "308"}}, 100, false, ""},
+		{"holds nothing", ex{cr: "bytes */524288", n: 0, status: 308}, 0, false, ""},
+		{"complete", ex{cr: "bytes */524288", n: 0, status: 201, body: "{}"}, 0, true, ""},
+		{"gone", ex{cr: "bytes */524288", n: 0, status: 404}, 0, false, CodeSessionExpired},
+		{"failed", ex{cr: "bytes */524288", n: 0, status: 410}, 0, false, CodeSessionExpired},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var held int64
+			var complete bool
+			var err error
+			synctest.Test(t, func(t *testing.T) {
+				s := &script{t: t, exs: []ex{tt.ex}}
+				u, e := New(s, &memSource{data: data(2 * K256)}, Options{SessionURL: testSession, Retry: fastRetry()})
+				if e != nil {
+					t.Fatal(e)
+				}
+				held, complete, err = u.Check(context.Background())
+				s.done()
+			})
+			if held != tt.held || complete != tt.complete || Code(err) != tt.code {
+				t.Fatalf("Check = %d, %v, %v; want %d, %v, code %q", held, complete, err, tt.held, tt.complete, tt.code)
+			}
+		})
+	}
+}

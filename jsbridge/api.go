@@ -12,7 +12,7 @@ import (
 
 // API returns the object the wasm main hands to the loader (the contract is in doc.go):
 //
-//	{ version, upload(id, size, type, options), pause(id), resume(id), abort(id) }
+//	{ version, upload(id, size, type, options), check(id, size, options), pause(id), resume(id), abort(id) }
 //
 // Its functions live as long as the module and are never released. An upload is known by the
 // id the loader chose; what belongs to it on the JS side (its Blob, sink, getHeaders) stays
@@ -21,7 +21,31 @@ import (
 func API(version string) js.Value {
 	api := js.Global().Get("Object").New()
 	api.Set("version", version)
-	api.Set("upload", funcOf(func(this js.Value, args []js.Value) any {
+	// upload(id, size, type, options): size is the Blob's, or -1 for a stream (its length is
+	// not known in advance).
+	api.Set("upload", entry(func(c *conn, size int64, args []js.Value) {
+		typ := ""
+		if t := arg(args, 2); t.Type() == js.TypeString {
+			typ = t.String()
+		}
+		reg.start(c, size, typ, arg(args, 3), false)
+	}))
+	// check(id, size, options): asks the session options.sessionURL names what it holds, and
+	// sends nothing else; ends with a "checked" report ({held, complete}) or a "fail".
+	api.Set("check", entry(func(c *conn, size int64, args []js.Value) {
+		reg.start(c, size, "", arg(args, 2), true)
+	}))
+	for i, name := range [3]string{"pause", "resume", "abort"} {
+		api.Set(name, handleFuncs[i])
+	}
+	return api
+}
+
+// entry makes an api function whose first two arguments are the upload's id and size (-1 when
+// not a whole number): a call without an id does nothing, and a panic while starting ends the
+// upload with an internal error instead of the module.
+func entry(start func(c *conn, size int64, args []js.Value)) js.Func {
+	return funcOf(func(this js.Value, args []js.Value) any {
 		id, ok := wholeNumber(arg(args, 0))
 		if !ok {
 			return nil
@@ -33,22 +57,13 @@ func API(version string) js.Value {
 				c.close()
 			}
 		}()
-		// The Blob's size, or -1 for a stream (its length is not known in advance).
 		size, ok := wholeNumber(arg(args, 1))
 		if !ok {
 			size = -1
 		}
-		typ := ""
-		if t := arg(args, 2); t.Type() == js.TypeString {
-			typ = t.String()
-		}
-		reg.start(c, size, typ, arg(args, 3))
+		start(c, size, args)
 		return nil
-	}))
-	for i, name := range [3]string{"pause", "resume", "abort"} {
-		api.Set(name, handleFuncs[i])
-	}
-	return api
+	})
 }
 
 // The methods that act on a running upload: the argument is the upload's id.
@@ -71,9 +86,9 @@ type run struct {
 
 var reg = registry{runs: map[int]*run{}}
 
-// start validates the call and starts the upload in its own goroutine. A bad argument is
-// reported at once (report "fail"), before any request.
-func (r *registry) start(c *conn, size int64, typ string, options js.Value) {
+// start validates the call and starts the upload (or, with check, the check of its session)
+// in its own goroutine. A bad argument is reported at once (report "fail"), before any request.
+func (r *registry) start(c *conn, size int64, typ string, options js.Value, check bool) {
 	end := func(err error) {
 		c.fail(err, "")
 		c.close()
@@ -107,12 +122,12 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value) {
 	}
 	r.runs[c.id] = &run{up: up, cancel: cancel}
 	r.mu.Unlock()
-	go r.wait(c, ctx, up)
+	go r.wait(c, ctx, up, check)
 }
 
 // wait runs the upload, reports its end, and then lets go of everything: the host drops its
 // entry on that report, and close releases the callbacks (Run's calls have all returned).
-func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload) {
+func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload, check bool) {
 	defer func() {
 		r.mu.Lock()
 		if rn := r.runs[c.id]; rn != nil {
@@ -125,6 +140,15 @@ func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload) {
 		}
 		c.close()
 	}()
+	if check {
+		held, complete, err := up.Check(ctx)
+		if err != nil {
+			c.fail(err, up.SessionURL())
+			return
+		}
+		c.report("checked", map[string]any{"held": held, "complete": complete})
+		return
+	}
 	res, err := up.Run(ctx)
 	if err != nil {
 		c.fail(err, up.SessionURL())

@@ -18,7 +18,7 @@
 // Before it runs the module, module.js sets globalThis.__mediauploadInit; the wasm main calls
 // it once with the api, and it answers with the host:
 //
-//	api = { version, upload(id, size, type, options), pause(id), resume(id), abort(id) }
+//	api = { version, upload(id, size, type, options), check(id, size, options), pause(id), resume(id), abort(id) }
 //
 // An upload is known by a number the page chose; before api.upload, module.js opens the
 // host's entry for it (the Blob or stream, the sink, getHeaders). options is a fresh plain
@@ -26,7 +26,8 @@
 // wireOptions), structured-clonable so that a Worker can receive it. What the Go side then
 // asks of the host (send, read, pull, headers, whenOnline, abort, wantRequests), how the host
 // answers (one callback per upload, {kind, ...named fields}) and what the Go side reports
-// (report: {type, ...named fields}, exactly one "done" or "fail" ending every upload, possibly
+// (report: {type, ...named fields}, exactly one "done" or "fail" ending every upload, and one
+// "checked" or "fail" every check of a session (api.check, core's Upload.Check), possibly
 // inside api.upload itself) is written down once, in the opening comment of
 // web/js/src/engine/host.js.
 //

@@ -45,6 +45,65 @@ export interface MediaUpload {
   queue(options?: QueueOptions): UploadQueue;
   /** An XMLHttpRequest for widgets that make their own: its body goes up with the media upload protocol. */
   readonly XMLHttpRequest: MediaUploadXMLHttpRequestConstructor;
+  /**
+   * The uploads that `resume: true` left unfinished in this browser (a reload, a crash, a
+   * closed tab), oldest first, each with what its server holds now. A session that is gone
+   * (404, 410) or complete is dropped from the store and not listed. Never rejects over one
+   * session: one that cannot be asked is listed with `confirmed: null`.
+   */
+  unfinished(options?: UnfinishedOptions): Promise<UnfinishedUpload[]>;
+}
+
+/** The options of mu.unfinished(): for the status queries, where a server wants them. */
+export interface UnfinishedOptions {
+  headers?: Record<string, string>;
+  getHeaders?: () => Record<string, string> | Promise<Record<string, string>>;
+}
+
+/** One upload that `resume: true` left unfinished in this browser (mu.unfinished()). */
+export interface UnfinishedUpload {
+  /** The resume store's key for it. */
+  readonly key: string;
+  /** The file's name, size, type and lastModified when the upload began. */
+  readonly name: string;
+  readonly size: number;
+  readonly type: string;
+  readonly lastModified: number;
+  /** Where it was uploaded: the url and method it was started with, and its session URI. */
+  readonly url: string;
+  readonly method: string;
+  readonly sessionURL: string;
+  /** When it began and when it last moved (ms since the epoch). */
+  readonly startedAt: number;
+  readonly touchedAt: number;
+  /** Bytes the server holds, asked now; null if it could not be asked. */
+  readonly confirmed: number | null;
+  /**
+   * true: resume() needs no file picker, the browser kept a handle to the file (one from
+   * showOpenFilePicker, a drop's getAsFileSystemHandle, or the origin private file system).
+   */
+  readonly canResume: boolean;
+  /**
+   * true: an upload runs it now, in this tab or another (a Web Lock is held on it). Its
+   * resume() waits in "queued", showing that upload's progress, and takes over if it stops.
+   */
+  readonly running: boolean;
+  /**
+   * Goes on from the server's offset and returns the Upload (as mu.upload does). With a handle
+   * kept the browser may ask for permission to read the file again: call it from a click.
+   * Without one, pass the file picked again as `file`. A file that is not the one the upload
+   * began with (name, size, lastModified) fails the Upload with "source_error" before any byte
+   * is sent; no file at all fails it with "invalid_argument".
+   */
+  resume(options?: UnfinishedResumeOptions): Upload;
+  /** Drops its record (the session stays on the server until it expires). */
+  forget(): Promise<void>;
+}
+
+/** The options of an unfinished upload's resume(): those of mu.upload but where it goes, and the file. */
+export interface UnfinishedResumeOptions extends Omit<UploadSettings, "method" | "resume"> {
+  /** The file picked again, where the browser kept no handle to it (canResume false). */
+  file?: File | FileSystemFileHandle;
 }
 
 export interface QueueOptions {
@@ -163,8 +222,15 @@ export type ErrorCode =
   | "aborted"
   | "load_error";
 
-/** What can be uploaded: a Blob or File, or a stream of bytes of unknown length. */
-export type UploadSource = Blob | ReadableStream<Uint8Array | ArrayBufferView | ArrayBuffer>;
+/**
+ * What can be uploaded: a Blob or File, a FileSystemFileHandle (read when the upload starts;
+ * with `resume: true` the handle is kept, so mu.unfinished() can resume it without a picker),
+ * or a stream of bytes of unknown length.
+ */
+export type UploadSource =
+  | Blob
+  | FileSystemFileHandle
+  | ReadableStream<Uint8Array | ArrayBufferView | ArrayBuffer>;
 
 export type Checksum = false | "crc32c" | "md5" | "both";
 

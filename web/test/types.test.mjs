@@ -3,7 +3,7 @@
 //
 //   1. strict tsc over the typed usage examples (web/test/types/: example.ts);
 //   2. the members each object has at runtime in the browser, compared with the members the
-//      .d.ts declares for it: `mu`, an Upload, a queued upload, the queue, the XMLHttpRequest
+//      .d.ts declares for it: `mu`, an Upload, a queued upload, the queue, an unfinished upload, the XMLHttpRequest
 //      facade, its class and its `upload`, MediaUploadError, the events and the objects handed
 //      to callbacks, the module's exports, the classic script's global, the Uppy plugin, and
 //      the error codes. A member on one side only fails the test.
@@ -145,6 +145,19 @@ async function runtimeMembers(page, url) {
     qu.abort();
     await qu.catch(() => {});
 
+    // An unfinished upload (mu.unfinished): one with resume: true whose second chunk meets a
+    // 503 with no retries left (retries_exhausted keeps its record).
+    const faults = new URL("/_ref/faults", url);
+    const set = await fetch(faults, { method: "POST", body: JSON.stringify({ rules: [{ on: "chunk", action: "status", status: 503, skip: 1 }] }) });
+    if (!set.ok) throw new Error(`POST ${faults}: ${set.status}`);
+    const name = `unfinished-${Math.random().toString(36).slice(2)}.bin`;
+    const left = await T.run(T.file(600_000, 6, name), { url: url + "-left", resume: true, chunkSize: 262144, retry: { retries: 0 } });
+    await fetch(faults, { method: "DELETE" });
+    const item = (await mu.unfinished()).find((u) => u.name === name);
+    if (!item) throw new Error(`mu.unfinished() does not list ${name}: the upload ended ${JSON.stringify(left)}`);
+    out.UnfinishedUpload = members(item);
+    await item.forget();
+
     const xhr = new mu.XMLHttpRequest();
     out.XMLHttpRequest = members(xhr);
     out["XMLHttpRequest.upload"] = members(xhr.upload);
@@ -179,6 +192,7 @@ function comparisons(rt) {
     ["Upload (mu.upload)", `${M}.Upload`, rt.Upload],
     ["QueuedUpload (q.add, typed Upload)", `${M}.Upload`, rt.QueuedUpload, INTERNAL.QueuedUpload],
     ["UploadQueue (mu.queue)", `${M}.UploadQueue`, rt.UploadQueue],
+    ["UnfinishedUpload (mu.unfinished)", `${M}.UnfinishedUpload`, rt.UnfinishedUpload],
     ["new mu.XMLHttpRequest()", `${M}.MediaUploadXMLHttpRequest`, rt.XMLHttpRequest, INTERNAL.XMLHttpRequest],
     ["new mu.XMLHttpRequest().upload", `${M}.MediaUploadXMLHttpRequest["upload"]`, rt["XMLHttpRequest.upload"], INTERNAL["XMLHttpRequest.upload"]],
     ["mu.XMLHttpRequest (static)", `${M}.MediaUploadXMLHttpRequestConstructor`, rt.XMLHttpRequestConstructor],

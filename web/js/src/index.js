@@ -11,6 +11,8 @@
 //   uppy.js          the Uppy uploader plugin (dist/uppy.js)
 //   events.js        handler properties, event copies and safe calls, for every event target
 //   resume-store.js  where `resume: true` remembers sessions (IndexedDB), and its lock
+//   unfinished.js    mu.unfinished(): the uploads left unfinished, and going on with them
+//   file-handle.js   a FileSystemFileHandle as a source: its File, and the file a resume expects
 //   worker-engine.js the page's side of worker mode: relays each upload by message, and reads
 //                    a stream for the Worker where none can be transferred
 //   errors.js        MediaUploadError and its codes

@@ -2,8 +2,9 @@
 // returns the module object, `mu`, of docs/api.md ("Loading").
 
 import { MediaUploadError } from "./errors.js";
-import { startModule, startUpload } from "./engine/module.js";
+import { startCheck, startModule, startUpload } from "./engine/module.js";
 import { UploadQueue } from "./queue.js";
+import { unfinished } from "./unfinished.js";
 import { Upload } from "./upload.js";
 import { xhrClass } from "./xhr.js";
 import { wasmURLFor } from "./engine/wasm.js";
@@ -43,6 +44,7 @@ async function instantiate({ wasmURL, worker, workerURL }) {
   return Object.freeze({
     version,
     upload,
+    unfinished: (options) => unfinished(engine, upload, options),
     queue: (options) => new UploadQueue(upload, options),
     XMLHttpRequest: xhrClass(upload),
   });
@@ -50,18 +52,19 @@ async function instantiate({ wasmURL, worker, workerURL }) {
 
 /**
  * The engine: what an Upload asks of the module, by upload id. Here the host and the Go side
- * run in the page; in worker mode (worker-engine.js) both run in a Worker and these four calls
- * are relayed (the options are a structured-clonable copy, a Blob is cloned, a stream is
+ * run in the page; in worker mode (worker-engine.js) both run in a Worker and these calls are
+ * relayed (the options are a structured-clonable copy, a Blob is cloned, a stream is
  * transferred or, where the browser cannot transfer one, read on the page for the Worker:
  * stream-relay.js; the sink and getHeaders are relayed by message).
  *
  *   start(source, options, { sink, getHeaders }) -> id   source: a Blob or a ReadableStream;
  *                                                         options: the plain copy (wireOptions)
+ *   check(size, options, { sink, getHeaders }) -> id     asks options.sessionURL what it holds
  *   pause(id), resume(id), abort(id)
  *
  * The Go side reports through sink.report (engine/host.js lists the reports) and ends every
- * upload with a "done" or a "fail" report,
- * possibly inside start itself (a bad argument); the host drops the entry then.
+ * upload with a "done" or a "fail" report, every check with "checked" or "fail", possibly
+ * inside start itself (a bad argument); the host drops the entry then.
  */
 function mainThreadEngine(mod) {
   let last = 0;
@@ -69,6 +72,11 @@ function mainThreadEngine(mod) {
     start(source, options, { sink, getHeaders }) {
       const id = ++last;
       startUpload(mod, id, source, options, sink, getHeaders);
+      return id;
+    },
+    check(size, options, { sink, getHeaders }) {
+      const id = ++last;
+      startCheck(mod, id, size, options, sink, getHeaders);
       return id;
     },
     pause: (id) => mod.api.pause(id),

@@ -1,3 +1,5 @@
+import { MISSING_FILE, isFileHandle } from "./file-handle.js";
+
 // What the page checks of the caller's arguments itself (what is JavaScript's own: a Blob or a
 // stream, callbacks, a signal, a stream's limits in the browser), and the copy of the options
 // that the Go side reads, where core checks every value (jsbridge/options.go converts it).
@@ -54,8 +56,11 @@ function isPlainObject(v) {
 // The checks of what is JavaScript's own: the source, the callbacks, the signal, a stream's
 // limits in the browser. Every protocol option's value is core's to check.
 export function checkArguments(blob, options) {
+  if (blob == null && options?.[MISSING_FILE]) return options[MISSING_FILE];
   const stream = typeof ReadableStream !== "undefined" && blob instanceof ReadableStream;
-  if (!(blob instanceof Blob) && !stream) return "the first argument must be a Blob, a File or a ReadableStream";
+  if (!(blob instanceof Blob) && !stream && !isFileHandle(blob)) {
+    return "the first argument must be a Blob, a File, a FileSystemFileHandle or a ReadableStream";
+  }
   if (options == null || typeof options !== "object") {
     return "the options must be an object with at least a url";
   }

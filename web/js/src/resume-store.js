@@ -119,29 +119,54 @@ async function moveFromLocalStorage(db) {
 // It returns an error message for a call that cannot be resumed, else the upload's memo:
 //   load(waited) -> Promise<sessionURL | null>   (a finished upload's only if waited)
 //   save(url), finished(url), forget()            (fire and forget; forget: a moment later)
-//   lock(onWait) -> Promise<release()>            onWait: another tab holds it; we wait
-export function sessionMemo(blob, options) {
+//   touch(progress)                               the upload moved: touchedAt (now and then), and
+//                                                 its progress told to the other tabs
+//   lock(onWait, onProgress) -> Promise<release()>  onWait: another tab holds it; we wait,
+//                                                 hearing that tab's progress (onProgress)
+// `handle`, a FileSystemFileHandle the File came from, is kept in the record where the browser
+// can store one (Chromium), so that the upload can go on after a reload without a file picker.
+export function sessionMemo(blob, options, handle = null) {
   if (!(blob instanceof File)) {
     return "resume: true needs a File: its name, size and lastModified tell it again after a reload";
   }
   // Only a session can be resumed (core decides what "auto" comes to: a File of over 5 MiB).
   const type = options.uploadType;
   if (type === "media" || type === "multipart") return `resume: true needs a resumable upload, not uploadType "${type}"`;
-  const key = PREFIX + JSON.stringify([options.url ?? "", String(options.method ?? "POST").toUpperCase(),
-    blob.name, blob.size, blob.lastModified, blob.type]);
-  const put = (rec) => void inStore("readwrite", (s) => s.put(rec, key));
+  const url = String(options.url ?? "");
+  const method = String(options.method ?? "POST").toUpperCase();
+  const key = recordKey({ url, method, name: blob.name, size: blob.size, lastModified: blob.lastModified, type: blob.type });
+  const about = { url, method, name: blob.name, size: blob.size, lastModified: blob.lastModified, type: blob.type };
   const stop = new AbortController(); // ends a wait for the lock when the upload ends first
+  let startedAt = Date.now();
+  let lastTouch = 0;
+  let session = null;
+  const put = async (rec) => {
+    // A handle the browser cannot store (DataCloneError) is left out: the rest is remembered.
+    if (rec.handle && (await inStore("readwrite", (s) => s.put(rec, key))) !== null) return;
+    const { handle: _, ...plain } = rec;
+    await inStore("readwrite", (s) => s.put(plain, key));
+  };
   return {
     key,
     async load(waited = false) {
       const rec = await inStore("readonly", (s) => s.get(key));
       if (!rec?.sessionURL) return null;
+      if (rec.startedAt) startedAt = rec.startedAt;
       const age = Date.now() - (rec.savedAt ?? 0);
       if (rec.done) return waited && age < DONE_MAX_AGE_MS ? rec.sessionURL : null;
       return age < MEMO_MAX_AGE_MS ? rec.sessionURL : null;
     },
-    save: (sessionURL) => put({ sessionURL, savedAt: Date.now() }),
-    finished: (sessionURL) => (sessionURL ? put({ sessionURL, savedAt: Date.now(), done: true }) : undefined),
+    save(sessionURL) {
+      session = sessionURL;
+      lastTouch = Date.now();
+      void put({ ...about, sessionURL, startedAt, savedAt: lastTouch, handle });
+    },
+    touch(progress) {
+      channel()?.postMessage({ key, ...progress });
+      // touchedAt: written at most every few seconds (IndexedDB is no place for every chunk).
+      if (session && Date.now() - lastTouch > TOUCH_EVERY_MS) this.save(session);
+    },
+    finished: (sessionURL) => (sessionURL ? void put({ ...about, sessionURL, startedAt, savedAt: Date.now(), done: true }) : undefined),
     forget() {
       const t = setTimeout(() => {
         forgetting.delete(t);
@@ -149,7 +174,7 @@ export function sessionMemo(blob, options) {
       }, FORGET_AFTER_MS);
       forgetting.add(t);
     },
-    async lock(onWait) {
+    async lock(onWait, onProgress) {
       const locks = globalThis.navigator?.locks;
       let release = () => {};
       if (!locks?.request) return { release, waited: false };
@@ -164,7 +189,14 @@ export function sessionMemo(blob, options) {
       try {
         if (await acquire({ ifAvailable: true })) return { release, waited: false };
         onWait();
-        await acquire({ signal: stop.signal });
+        // While another tab uploads the file, its progress is this one's to show.
+        const hear = ({ data }) => data?.key === key && onProgress?.(data);
+        channel()?.addEventListener("message", hear);
+        try {
+          await acquire({ signal: stop.signal });
+        } finally {
+          channel()?.removeEventListener("message", hear);
+        }
         return { release, waited: true };
       } catch {
         return { release, waited: false }; // locks refused, or the upload ended meanwhile
@@ -173,4 +205,61 @@ export function sessionMemo(blob, options) {
     /** Ends a wait for the lock (the upload settled before it got it). */
     cancel: () => stop.abort(),
   };
+}
+
+// How often an upload's record notes that it moved (touchedAt).
+const TOUCH_EVERY_MS = 5000;
+
+/** The key of an upload's record (and the name of its Web Lock): the upload and the file. */
+function recordKey({ url, method, name, size, lastModified, type }) {
+  return PREFIX + JSON.stringify([url, method, name, size, lastModified, type]);
+}
+
+let bus = null; // the BroadcastChannel the tabs of an origin tell each other's progress on
+function channel() {
+  if (bus === null) bus = typeof BroadcastChannel === "function" ? new BroadcastChannel("mediaupload") : false;
+  return bus || null;
+}
+
+/**
+ * The records of uploads left unfinished (not done, younger than six days), each
+ * { key, sessionURL, url, method, name, size, type, lastModified, startedAt, touchedAt, handle,
+ * running } (handle: a FileSystemFileHandle, or null; running: an upload holds its lock now, in
+ * this tab or another). Where IndexedDB cannot be used: none.
+ */
+export async function unfinishedRecords() {
+  const all = await inStore("readonly", (s) => s.getAll());
+  const keys = await inStore("readonly", (s) => s.getAllKeys());
+  if (!all || !keys) return [];
+  const now = Date.now();
+  // The records whose Web Lock is held: an upload runs them now, in this tab or another.
+  let held = [];
+  try {
+    held = (await globalThis.navigator?.locks?.query?.())?.held ?? [];
+  } catch {
+    // No Web Locks here (or refused): nothing is known to run.
+  }
+  const running = new Set(held.map((l) => l.name));
+  return all
+    .map((rec, i) => ({ rec, key: keys[i] }))
+    .filter(({ rec }) => rec?.sessionURL && !rec.done && now - (rec.savedAt ?? 0) < MEMO_MAX_AGE_MS && rec.size !== undefined)
+    .map(({ rec, key }) => ({
+      key,
+      sessionURL: rec.sessionURL,
+      url: rec.url,
+      method: rec.method,
+      name: rec.name,
+      size: rec.size,
+      type: rec.type ?? "",
+      lastModified: rec.lastModified,
+      startedAt: rec.startedAt ?? rec.savedAt,
+      touchedAt: rec.savedAt,
+      handle: rec.handle ?? null,
+      running: running.has(key),
+    }));
+}
+
+/** Drops the record of key at once (an upload forgotten, done or whose session is gone). */
+export function dropRecord(key) {
+  return inStore("readwrite", (s) => s.delete(key)).then(() => {});
 }

@@ -3,6 +3,7 @@
 
 import { MediaUploadError, errorCode } from "./errors.js";
 import { UPLOAD_EVENTS, callSafely, defineHandlers } from "./events.js";
+import { EXPECTED_FILE, differs, fileOf, isFileHandle } from "./file-handle.js";
 import { checkArguments, wireOptions } from "./options.js";
 import { sessionMemo } from "./resume-store.js";
 
@@ -71,12 +72,6 @@ export class Upload extends EventTarget {
 
     const bad = checkArguments(blob, options);
     if (bad) return void this.#fail({ code: "invalid_argument", message: bad });
-    let memo = null;
-    if (this.#options.resume) {
-      memo = sessionMemo(blob, this.#options);
-      if (typeof memo === "string") return void this.#fail({ code: "invalid_argument", message: memo });
-      this.#memo = memo;
-    }
     // The options are checked now, whatever the resume store says later: a bad call fails at
     // once, before any request.
     const copy = wireOptions(this.#options, this.#options.sessionURL);
@@ -85,11 +80,38 @@ export class Upload extends EventTarget {
     if (signal?.aborted) return void this.abort();
     signal?.addEventListener("abort", this.#onSignalAbort);
     this.#engine = engine;
+    if (isFileHandle(blob)) {
+      // A FileSystemFileHandle: its File, once the browser lets it be read (file-handle.js).
+      this.#lengthKnown = false;
+      fileOf(blob).then(
+        (file) => this.#settled || this.#prepare(file, copy, blob),
+        (err) => this.#fail({ code: "source_error", message: err.message, cause: err.cause ?? err }),
+      );
+      return;
+    }
+    this.#prepare(blob, copy, null);
+  }
+
+  // Starts the upload of blob (a Blob, a File or a stream; handle: the FileSystemFileHandle the
+  // File came from) with the checked copy of the options.
+  #prepare(blob, copy, handle) {
+    if (blob instanceof Blob) [this.#total, this.#lengthKnown] = [blob.size, true];
+    // Resuming an unfinished upload (unfinished.js): the file must be the one it began with.
+    const changed = differs(this.#options[EXPECTED_FILE], blob);
+    if (changed) return void this.#fail({ code: "source_error", message: changed });
+    let memo = null;
+    if (this.#options.resume) {
+      memo = sessionMemo(blob, this.#options, handle);
+      if (typeof memo === "string") return void this.#fail({ code: "invalid_argument", message: memo });
+      this.#memo = memo;
+    }
     if (!memo) return void this.#begin(blob, copy.options);
     // resume: true. One tab at a time uploads a given file (a Web Lock on the record's key):
-    // while another holds it, this one waits in "queued". Then the remembered session, if
-    // any, is the Go side's sessionURL (the store is asynchronous: IndexedDB).
-    memo.lock(() => this.#setStateNow("queued")).then(async ({ release, waited }) => {
+    // while another holds it, this one waits in "queued", showing that tab's progress. Then
+    // the remembered session, if any, is the Go side's sessionURL (the store is asynchronous:
+    // IndexedDB).
+    const heard = (p) => this.#enqueue(() => this.#state === "queued" && this.#dispatchProgress("progress", p));
+    memo.lock(() => this.#setStateNow("queued"), heard).then(async ({ release, waited }) => {
       this.#unlock = release;
       if (this.#settled) return void release();
       if (waited && this.#want !== "paused") this.#setStateNow("starting");
@@ -197,6 +219,7 @@ export class Upload extends EventTarget {
       case "state":
         return this.#enqueue(() => this.#reported(r.state));
       case "progress":
+        this.#memo?.touch({ loaded: r.loaded, total: r.total, confirmed: r.confirmed }); // other tabs hear it
         return this.#enqueue(() => {
           // A stream's total is told once its end has been read.
           if (!this.#lengthKnown && r.total > 0) [this.#total, this.#lengthKnown] = [r.total, true];

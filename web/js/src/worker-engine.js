@@ -86,7 +86,7 @@ function workerEngine(worker) {
     if (!e) return;
     if (m.t === "report") {
       const r = m.report;
-      if (r.type === "done" || r.type === "fail") {
+      if (r.type === "done" || r.type === "checked" || r.type === "fail") {
         end(m.id, r.type === "fail" ? new Error(r.message || "the upload failed") : undefined);
         // A relayed stream's own error, not the copy that came back by message.
         if (r.type === "fail" && r.code === "source_error" && e.cause !== undefined) r.cause = e.cause;
@@ -179,6 +179,12 @@ function workerEngine(worker) {
         const why = `the source could not be handed to the module's Worker (${err?.name ?? "Error"}: ${err?.message ?? err})`;
         throw new MediaUploadError("source_error", why, { cause: err });
       }
+      return id;
+    },
+    check(size, options, { sink, getHeaders }) {
+      const id = ++last;
+      entries.set(id, { sink, getHeaders, stream: null, cause: undefined, wants: false });
+      post({ t: "start", id, check: true, size, options, getHeaders: !!getHeaders, wantRequests: false });
       return id;
     },
     pause: (id) => post({ t: "pause", id }),

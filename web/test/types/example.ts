@@ -255,3 +255,21 @@ export async function streams(mu: MediaUpload, file: File, url: string): Promise
     return e instanceof MediaUploadError && e.code === "source_error" ? "unreadable" : "failed";
   }
 }
+
+// Uploads left unfinished by the last page: listed, resumed (a kept handle or the file picked
+// again), or forgotten; and a file handle as the source.
+export async function unfinishedUploads(mu: MediaUpload, picked: File | undefined, handle: FileSystemFileHandle, url: string): Promise<number> {
+  let resumed = 0;
+  for (const u of await mu.unfinished({ getHeaders: async () => ({ Authorization: "Bearer t" }) })) {
+    const held: number | null = u.confirmed;
+    console.log(u.name, u.size, held === null ? "?" : held / u.size, new Date(u.touchedAt));
+    if (u.canResume) void u.resume({ chunkSize: "auto" });
+    else if (picked) void u.resume({ file: picked, onProgress: (p) => console.log(p.loaded) });
+    else await u.forget();
+    resumed++;
+  }
+  // @ts-expect-error where it goes is the record's: no url
+  void (await mu.unfinished())[0]?.resume({ url });
+  mu.upload(handle, { url, resume: true });
+  return resumed;
+}

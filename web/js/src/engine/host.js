@@ -42,11 +42,13 @@
 //       {type: "session", url}
 //       {type: "request", method, url, contentRange, status, ms, error}
 //       {type: "done", status, body, sessionURL}
+//       {type: "checked", held, complete}      the end of a check (api.check): what the session holds
 //       {type: "fail", code, message, status, responseText, sessionURL, reason, serverMessage}
-//       "done" and "fail" end the entry; "fail" gets the JS error behind it, if any, as cause.
+//       "done", "checked" and "fail" end the entry; "fail" gets the JS error behind it, if
+//       any, as cause.
 //
 // The loader's side (module.js): open(id, {blob | stream, sink, getHeaders}) before the Go side
-// starts the upload, close(id) if it could not start it.
+// starts the upload (a check: no source), close(id) if it could not start it.
 
 import { callSafely } from "../events.js";
 import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
@@ -316,7 +318,8 @@ export function createHost() {
     },
 
     report(id, r) {
-      const e = r.type === "done" || r.type === "fail" ? end(id, r.type === "fail" ? new Error(r.message || "the upload failed") : undefined) : entries.get(id);
+      const last = r.type === "done" || r.type === "checked" || r.type === "fail";
+      const e = last ? end(id, r.type === "fail" ? new Error(r.message || "the upload failed") : undefined) : entries.get(id);
       if (!e) return;
       // A failure's JS cause (a fetch TypeError, what getHeaders threw) goes with it.
       if (r.type === "fail") r.cause = e.cause;

@@ -51,3 +51,18 @@ export function startUpload({ api, host }, id, source, options, sink, getHeaders
     throw err;
   }
 }
+
+/**
+ * Starts check `id`: asks the session options.sessionURL names what it holds (core's
+ * Upload.Check), for a file of `size` bytes, reporting to sink.report: one "checked" report
+ * ({held, complete}) or one "fail". Throws only when the Go side could not take the call.
+ */
+export function startCheck({ api, host }, id, size, options, sink, getHeaders) {
+  host.open(id, { sink, getHeaders });
+  try {
+    api.check(id, size, options);
+  } catch (err) {
+    host.close(id);
+    throw err;
+  }
+}

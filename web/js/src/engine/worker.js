@@ -9,6 +9,7 @@
 //                           { t: "start", id, source, options, getHeaders: bool, wantRequests: bool }
 //                           { t: "start", id, source: null, relay: true, options, getHeaders, wantRequests }
 //                           { t: "want", id, on }             whether the page listens to requests now
+//                           { t: "start", id, check: true, size, options, getHeaders }   a check of a session
 //                           { t: "pause" | "resume" | "abort", id }
 //                           { t: "headers", req, ok, value | error }
 //                           { t: "pulled", id, req, n, blob | error }   (stream-relay.js)
@@ -17,7 +18,7 @@
 //                           { t: "getHeaders", id, req }
 //                           { t: "pull", id, req, start, end } | { t: "close", id, reason }
 
-import { startModule, startUpload } from "./module.js";
+import { startCheck, startModule, startUpload } from "./module.js";
 import { StreamRelay } from "./stream-relay.js";
 
 let mod = null;
@@ -83,14 +84,14 @@ self.onmessage = async ({ data: m }) => {
 // when it changes): each report costs a message.
 const wanted = new Map(); // id -> bool
 
-function start({ id, source, relay, options, getHeaders, wantRequests }) {
+function start({ id, source, relay, options, getHeaders, wantRequests, check, size }) {
   wanted.set(id, wantRequests);
   const sink = {
     get wantRequests() {
       return wanted.get(id) ?? false;
     },
     report(r) {
-      if (r.type === "done" || r.type === "fail") {
+      if (r.type === "done" || r.type === "checked" || r.type === "fail") {
         // Nothing of the upload stays here: getHeaders calls still unanswered are dropped.
         for (const [req, a] of asked) if (a.id === id) asked.delete(req);
         wanted.delete(id);
@@ -107,7 +108,8 @@ function start({ id, source, relay, options, getHeaders, wantRequests }) {
         })
     : null;
   try {
-    startUpload(mod, id, relay ? new StreamRelay(id, post) : source, options, sink, gh);
+    if (check) startCheck(mod, id, size, options, sink, gh);
+    else startUpload(mod, id, relay ? new StreamRelay(id, post) : source, options, sink, gh);
   } catch (err) {
     sink.report({ type: "fail", code: "invalid_argument", message: String(err?.message ?? err) });
   }
