@@ -208,12 +208,18 @@ function announce(text) {
 }
 
 /**
- * Adds a row and starts its upload. `file` is a File, or for a stream { name, size: 0, type }
- * with `stream` set: a function that makes the ReadableStream to upload (called again for a
- * retry where that is possible, else null).
+ * Adds a row and starts its upload. `file` is a File, or what the row shows of one: for a
+ * stream { name, size: 0, type }, for an unfinished upload its record's name, size and type.
+ * from says where the bytes come from, where not from `file` itself:
+ *   stream      { make, again }: make() makes the ReadableStream to upload (again: it can be
+ *               made anew for a retry)
+ *   handle      the FileSystemFileHandle `file` was read from (the module keeps it with the
+ *               session: after a reload the upload goes on without a picker)
+ *   unfinished  an upload an earlier page left unfinished (mu.unfinished()), and picked: the
+ *               file picked again for it, where the browser kept no handle
  */
-function addFile(file, stream = null) {
-  if (!stream && $("#gzip").checked) {
+function addFile(file, { stream = null, handle = null, unfinished = null, picked = null } = {}) {
+  if (!stream && !unfinished && $("#gzip").checked) {
     // Compressed as it is read: the upload's length is known only at the end.
     const plain = file;
     file = { name: `${plain.name}.gz`, size: 0, type: "application/gzip", plain };
@@ -234,13 +240,14 @@ function addFile(file, stream = null) {
 
   const entry = {
     file, row, up: null, t0: performance.now(), loaded: 0, confirmed: 0, requests: 0,
-    stream,
+    stream, handle, unfinished, picked,
     total: stream ? 0 : file.size, // a stream's length, once it has ended
   };
   entries.add(entry);
   $(".pause", row).onclick = () => entry.up && entry.up.pause();
   $(".resume", row).onclick = () => {
-    if (entry.row.dataset.state === "failed") start(entry, entry.lastSessionURL);
+    // A failed unfinished upload is tried again the way it began (its record knows the session).
+    if (entry.row.dataset.state === "failed") start(entry, entry.unfinished ? undefined : entry.lastSessionURL);
     else if (entry.up) entry.up.resume();
   };
   $(".cancel", row).onclick = () => entry.up && entry.up.abort();
@@ -275,8 +282,9 @@ function start(entry, sessionURL) {
   }
 
   // A stream goes resumable whatever the setting (its length is not known up front), and is
-  // not remembered for a reload (it cannot be read again from the start).
-  if (entry.stream) s.uploadType = "resumable";
+  // not remembered for a reload (it cannot be read again from the start). An unfinished upload
+  // is a resumable one by nature.
+  if (entry.stream || entry.unfinished) s.uploadType = "resumable";
   const resumable = (s.uploadType === "resumable" || s.uploadType === "auto") && !entry.stream;
   const opts = {
     url: uploadURL(s, file.name),
@@ -308,7 +316,13 @@ function start(entry, sessionURL) {
 
   let up;
   try {
-    up = mu.upload(entry.stream ? entry.stream.make() : file, opts);
+    if (entry.unfinished) {
+      // Where it goes (url, method) and resume are the record's.
+      const { url, method, resume, ...rest } = opts;
+      up = entry.unfinished.resume(entry.picked ? { ...rest, file: entry.picked } : rest);
+    } else {
+      up = mu.upload(entry.stream ? entry.stream.make() : entry.handle && opts.resume ? entry.handle : file, opts);
+    }
   } catch (err) {
     // The API promises not to throw; show it in the row all the same.
     fail(entry, err);
@@ -328,7 +342,7 @@ function setState(entry, state) {
   $(".state", row).textContent = state === "aborted" ? "cancelled" : state;
   const live = LIVE.includes(state);
   $(".pause", row).disabled = !live;
-  const retryable = entry.lastSessionURL && (!entry.stream || entry.stream.again);
+  const retryable = entry.unfinished || (entry.lastSessionURL && (!entry.stream || entry.stream.again));
   $(".resume", row).disabled = !(state === "paused" || (state === "failed" && retryable));
   $(".resume", row).textContent = state === "failed" ? "Retry" : "Resume";
   $(".resume", row).setAttribute("aria-label", `${state === "failed" ? "Retry" : "Resume"} ${entry.file.name}`);
@@ -521,6 +535,7 @@ function retryLine(entry, r) {
 async function done(entry, res) {
   const { row, file } = entry;
   setState(entry, "done");
+  refreshUnfinished();
   const size = entry.stream ? Math.max(entry.total, entry.loaded) : file.size;
   if (entry.stream) $(".size", row).textContent = fmtBytes(size);
   drawBar(entry, size, size, size, true);
@@ -542,6 +557,7 @@ async function done(entry, res) {
 function fail(entry, err) {
   const row = entry.row;
   const { code, text, status, reason } = fmtError(err);
+  refreshUnfinished();
   if (err && err.sessionURL) entry.lastSessionURL = err.sessionURL;
   $(".rate", row).textContent = "";
   $(".eta", row).textContent = "";
@@ -585,6 +601,126 @@ function fail(entry, err) {
   box.replaceChildren(head, message);
   announce(`${entry.file.name}: failed, ${code}${reason ? `, ${reason}` : ""}`);
   refreshObjects();
+}
+
+// ---------------------------------------------------------------- unfinished uploads
+
+// The uploads an earlier page left unfinished (mu.unfinished(), docs/api.md "Unfinished
+// uploads"): each with what its server holds, and Resume (the browser kept a handle to the
+// file), Pick again (it did not: the same file, picked, goes on), or Forget. Asked when the
+// page loads and again whenever an upload here settles; one this page uploads is not listed.
+let unfinishedAsked = null;
+function refreshUnfinished() {
+  clearTimeout(unfinishedAsked);
+  unfinishedAsked = setTimeout(drawUnfinished, 100);
+}
+
+/** Whether the upload of entry is the one u records (same url and file). */
+const sameUpload = (entry, u) => entry.file.name === u.name && entry.file.size === u.size && entry.settings && uploadURL(entry.settings, entry.file.name) === u.url;
+
+async function drawUnfinished() {
+  if (!mu) return;
+  let list;
+  try {
+    list = await mu.unfinished();
+  } catch (e) {
+    showNote(`Could not list the unfinished uploads: ${e.message}`);
+    return;
+  }
+  // Those with a row here (running, or failed with its Retry) are in the Uploads list already.
+  list = list.filter((u) => ![...entries].some((e) => e.unfinished?.key === u.key || sameUpload(e, u)));
+  $("#unfinishedList").replaceChildren(...list.map(unfinishedRow));
+  $("#unfinished").hidden = list.length === 0;
+  $("#empty").textContent = list.length && entries.size === 0 ? "Nothing yet on this page: the uploads an earlier visit left unfinished are listed above." : "Nothing yet.";
+  document.body.dataset.unfinished = String(list.length);
+}
+
+function unfinishedRow(u) {
+  const li = $("#unfinishedRow").content.firstElementChild.cloneNode(true);
+  li.dataset.name = u.name;
+  $(".name", li).textContent = u.name;
+  $(".name", li).title = u.name;
+  $(".size", li).textContent = fmtBytes(u.size);
+  const pct = u.confirmed == null || !u.size ? null : Math.floor((u.confirmed / u.size) * 100);
+  $(".held", li).textContent = u.confirmed == null ? "server not reachable" : `${pct} % on the server`;
+  $(".bar", li).setAttribute("aria-label", `${u.name}: held by the server`);
+  $(".bar", li).setAttribute("aria-valuenow", String(pct ?? 0));
+  $(".bar .confirmed", li).style.width = `${pct ?? 0}%`;
+  const ago = fmtDuration(Date.now() - u.touchedAt);
+  $(".when", li).textContent = `started ${new Date(u.startedAt).toLocaleString()} · last moved ${ago} ago${u.confirmed == null ? "" : ` · ${fmtBytes(u.confirmed)} of ${fmtBytes(u.size)} held`}`;
+  $(".how", li).textContent = u.running
+    ? "uploading in another tab: Resume here waits for it, showing its progress"
+    : u.canResume ? "this browser kept the file: no need to pick it again" : "pick the same file again to go on";
+  const go = $(".go", li);
+  const pick = $(".pick", li);
+  go.hidden = !u.canResume;
+  pick.hidden = u.canResume;
+  go.setAttribute("aria-label", `Resume ${u.name}`);
+  pick.setAttribute("aria-label", `Pick ${u.name} again`);
+  $(".forget", li).setAttribute("aria-label", `Forget ${u.name}`);
+  const goOn = (picked) => {
+    li.remove();
+    $("#unfinished").hidden = $("#unfinishedList").children.length === 0;
+    addFile({ name: u.name, size: u.size, type: u.type }, { unfinished: u, picked });
+  };
+  // From the click itself: the browser may ask for permission to read the file again.
+  go.onclick = () => goOn(null);
+  const input = $("input", pick);
+  input.onchange = () => input.files[0] && goOn(input.files[0]);
+  $(".forget", li).onclick = async () => {
+    await u.forget();
+    announce(`${u.name}: forgotten`);
+    drawUnfinished();
+  };
+  return li;
+}
+
+// ---------------------------------------------------------------- picking with handles
+
+// Where the browser has them (Chromium: showOpenFilePicker, a drop's getAsFileSystemHandle),
+// files are taken as FileSystemFileHandles: the module keeps the handle with the session, so
+// that after a reload the upload goes on with Resume, no picker. Elsewhere, Files.
+const pickerHandles = typeof window.showOpenFilePicker === "function";
+
+/** The picked handles uploaded: each with its File, for the row. */
+async function addHandles(handles) {
+  for (const h of handles) {
+    try {
+      addFile(await h.getFile(), { handle: h });
+    } catch (e) {
+      showNote(`Could not read ${h.name}: ${e.message}`);
+    }
+  }
+}
+
+/**
+ * The click on the drop zone: showOpenFilePicker where there is one (a cancel is nothing),
+ * and the file input's own picker where there is none or it refuses (a cross-origin frame).
+ */
+function pickFiles(e) {
+  if (typeof window.showOpenFilePicker !== "function") return;
+  e.preventDefault();
+  window.showOpenFilePicker({ multiple: true }).then(addHandles, (err) => {
+    if (err?.name === "AbortError") return;
+    const input = $("#files");
+    input.addEventListener("click", (ev) => ev.stopImmediatePropagation(), { once: true, capture: true });
+    input.click();
+  });
+}
+
+/** What a drop holds: handles where the browser gives them (asked at once: only during the event), else Files. */
+function dropped(dataTransfer) {
+  const items = [...dataTransfer.items].filter((i) => i.kind === "file");
+  const files = [...dataTransfer.files];
+  if (!items.length || typeof items[0].getAsFileSystemHandle !== "function") return void files.forEach((f) => addFile(f));
+  const asked = items.map((i) => i.getAsFileSystemHandle().catch(() => null));
+  Promise.all(asked).then((handles) => {
+    handles.forEach((h, i) => {
+      if (h?.kind === "file") addHandles([h]);
+      else if (files[i] && !h) addFile(files[i]); // no handle for it: its File
+      // a folder: not uploaded
+    });
+  });
 }
 
 // ---------------------------------------------------------------- stored objects
@@ -652,6 +788,8 @@ function wire() {
     for (const f of input.files) addFile(f);
     input.value = "";
   });
+  input.addEventListener("click", pickFiles);
+  if (pickerHandles) $("#handleHint").textContent = "this browser keeps the files picked or dropped here: Resume needs no picker";
   const drop = $("#drop");
   for (const t of ["dragenter", "dragover"]) {
     drop.addEventListener(t, (e) => { e.preventDefault(); drop.classList.add("over"); });
@@ -660,7 +798,7 @@ function wire() {
   drop.addEventListener("drop", (e) => {
     e.preventDefault();
     drop.classList.remove("over");
-    for (const f of e.dataTransfer.files) addFile(f);
+    dropped(e.dataTransfer);
   });
   // Leaving while uploads run asks first. Nothing is lost if the user goes all the same (the
   // sessions are remembered: the same files picked again go on), but it is worth a question.
@@ -691,6 +829,7 @@ function wire() {
       }
     }
     $("#empty").hidden = entries.size > 0;
+    refreshUnfinished(); // a failed upload cleared away is listed there again
   });
 }
 
@@ -717,6 +856,7 @@ async function main() {
     return;
   }
   $("#version").textContent = `Module ${mu.version}.`;
+  await drawUnfinished();
   document.body.dataset.ready = "yes";
   moduleReady();
 }
@@ -770,7 +910,7 @@ async function toggleRecording() {
   const stamp = new Date().toISOString().slice(11, 19).replaceAll(":", "");
   const type = (recorder.mimeType || "video/webm").split(";")[0];
   const made = { make: () => readable, again: false };
-  addFile({ name: `recording-${stamp}.webm`, size: 0, type }, made);
+  addFile({ name: `recording-${stamp}.webm`, size: 0, type }, { stream: made });
   recorder.start(1000);
   recording = { recorder };
   button.textContent = "■ Stop recording";

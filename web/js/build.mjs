@@ -7,6 +7,7 @@
 //   DIST/mediaupload.classic.js  the same for a plain <script>: window.MediaUpload
 //   DIST/mediaupload.worker.js   the Worker of worker mode (load({ worker: true }))
 //   DIST/uppy.js, uppy.d.ts      the Uppy uploader plugin ("mediaupload/uppy")
+//   DIST/react.js, react.d.ts    the React hooks ("mediaupload/react")
 //   DIST/mediaupload.d.ts        the types, as written (web/js/mediaupload.d.ts)
 //   DIST/mediaupload.wasm.d.ts   the type of `import url from "mediaupload/mediaupload.wasm"`
 //   DIST/package.json            the npm manifest (web/js/package.json)
@@ -82,14 +83,33 @@ await build({
   format: "esm",
   outfile: join(dist, "uppy.js"),
 });
+// The React hooks: a module of their own. React is the page's (external), and so is the module
+// itself: src/react.js's "./index.js" is dist/mediaupload.js beside it, not a second copy
+// bundled in (load() gives one module per page only if there is one mediaupload.js).
+const besideModule = {
+  name: "beside-module",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/index\.js$/ }, () => ({ path: "./mediaupload.js", external: true }));
+  },
+};
+await build({
+  ...common,
+  entryPoints: [join(here, "src/react.js")],
+  plugins: [besideModule],
+  external: ["react"],
+  banner: { js: "/*! mediaupload — MIT licence. */" },
+  format: "esm",
+  outfile: join(dist, "react.js"),
+});
 copyFileSync(join(here, "mediaupload.d.ts"), join(dist, "mediaupload.d.ts"));
 copyFileSync(join(here, "uppy.d.ts"), join(dist, "uppy.d.ts"));
+copyFileSync(join(here, "react.d.ts"), join(dist, "react.d.ts"));
 copyFileSync(join(here, "mediaupload.wasm.d.ts"), join(dist, "mediaupload.wasm.d.ts"));
 copyFileSync(join(here, "package.json"), join(dist, "package.json"));
 copyFileSync(join(here, "README.md"), join(dist, "README.md"));
 for (const name of ["LICENSE", "THIRD_PARTY_NOTICES"]) copyFileSync(join(here, "../..", name), join(dist, name));
 
-for (const name of ["mediaupload.js", "mediaupload.classic.js", "mediaupload.worker.js", "uppy.js"]) {
+for (const name of ["mediaupload.js", "mediaupload.classic.js", "mediaupload.worker.js", "uppy.js", "react.js"]) {
   const bytes = readFileSync(join(dist, name));
   console.log(`js size: ${name} ${bytes.length} bytes raw, ${gzipSync(bytes, { level: 9 }).length} bytes gzip -9`);
 }

@@ -76,7 +76,10 @@ export interface UnfinishedUpload {
   /** When it began and when it last moved (ms since the epoch). */
   readonly startedAt: number;
   readonly touchedAt: number;
-  /** Bytes the server holds, asked now; null if it could not be asked. */
+  /**
+   * Bytes the server holds, asked now; null if it could not be asked. For one `running`, what
+   * that upload last reported (its session is not asked while in use).
+   */
   readonly confirmed: number | null;
   /**
    * true: resume() needs no file picker, the browser kept a handle to the file (one from

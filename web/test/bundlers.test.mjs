@@ -30,7 +30,7 @@ const PACKAGE_FILES = [
   "LICENSE", "README.md", "THIRD_PARTY_NOTICES", "mediaupload.classic.js", "mediaupload.classic.js.map",
   "mediaupload.d.ts", "mediaupload.js", "mediaupload.js.map", "mediaupload.wasm", "mediaupload.wasm.d.ts",
   "mediaupload.worker.js", "mediaupload.worker.js.map",
-  "package.json", "uppy.d.ts", "uppy.js", "uppy.js.map",
+  "package.json", "react.d.ts", "react.js", "react.js.map", "uppy.d.ts", "uppy.js", "uppy.js.map",
 ];
 
 // A cold run installs three bundlers from the registry: give it time.

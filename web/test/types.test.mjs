@@ -64,7 +64,7 @@ nodeTest("types: strict tsc over the typed examples (web/test/types)", () => {
 });
 
 nodeTest("types: dist/ ships the declarations of web/js/", () => {
-  for (const f of ["mediaupload.d.ts", "uppy.d.ts"]) {
+  for (const f of ["mediaupload.d.ts", "uppy.d.ts", "react.d.ts"]) {
     const want = readFileSync(join(REPO_ROOT, "web/js", f), "utf8");
     assert.equal(readFileSync(join(DIST_DIR, f), "utf8"), want, `${DIST_DIR}/${f} differs from web/js/${f}: run ./build.sh`);
   }

@@ -119,8 +119,8 @@ async function moveFromLocalStorage(db) {
 // It returns an error message for a call that cannot be resumed, else the upload's memo:
 //   load(waited) -> Promise<sessionURL | null>   (a finished upload's only if waited)
 //   save(url), finished(url), forget()            (fire and forget; forget: a moment later)
-//   touch(progress)                               the upload moved: touchedAt (now and then), and
-//                                                 its progress told to the other tabs
+//   touch(progress)                               the upload moved: touchedAt and confirmed (now
+//                                                 and then), and its progress told to the other tabs
 //   lock(onWait, onProgress) -> Promise<release()>  onWait: another tab holds it; we wait,
 //                                                 hearing that tab's progress (onProgress)
 // `handle`, a FileSystemFileHandle the File came from, is kept in the record where the browser
@@ -140,6 +140,7 @@ export function sessionMemo(blob, options, handle = null) {
   let startedAt = Date.now();
   let lastTouch = 0;
   let session = null;
+  let confirmed = 0; // the bytes the server confirmed, as the upload last reported them
   const put = async (rec) => {
     // A handle the browser cannot store (DataCloneError) is left out: the rest is remembered.
     if (rec.handle && (await inStore("readwrite", (s) => s.put(rec, key))) !== null) return;
@@ -159,10 +160,11 @@ export function sessionMemo(blob, options, handle = null) {
     save(sessionURL) {
       session = sessionURL;
       lastTouch = Date.now();
-      void put({ ...about, sessionURL, startedAt, savedAt: lastTouch, handle });
+      void put({ ...about, sessionURL, startedAt, savedAt: lastTouch, confirmed, handle });
     },
     touch(progress) {
       channel()?.postMessage({ key, ...progress });
+      confirmed = progress.confirmed;
       // touchedAt: written at most every few seconds (IndexedDB is no place for every chunk).
       if (session && Date.now() - lastTouch > TOUCH_EVERY_MS) this.save(session);
     },
@@ -224,25 +226,19 @@ function channel() {
 /**
  * The records of uploads left unfinished (not done, younger than six days), each
  * { key, sessionURL, url, method, name, size, type, lastModified, startedAt, touchedAt, handle,
- * running } (handle: a FileSystemFileHandle, or null; running: an upload holds its lock now, in
- * this tab or another). Where IndexedDB cannot be used: none.
+ * confirmed } (handle: a FileSystemFileHandle, or null; confirmed: the bytes the server had
+ * confirmed at touchedAt, or null). Whether an upload runs one now is whileIdle's to tell.
+ * Where IndexedDB cannot be used: none.
  */
 export async function unfinishedRecords() {
   const all = await inStore("readonly", (s) => s.getAll());
   const keys = await inStore("readonly", (s) => s.getAllKeys());
   if (!all || !keys) return [];
   const now = Date.now();
-  // The records whose Web Lock is held: an upload runs them now, in this tab or another.
-  let held = [];
-  try {
-    held = (await globalThis.navigator?.locks?.query?.())?.held ?? [];
-  } catch {
-    // No Web Locks here (or refused): nothing is known to run.
-  }
-  const running = new Set(held.map((l) => l.name));
+  const unfinished = (rec) => rec?.sessionURL && !rec.done && now - (rec.savedAt ?? 0) < MEMO_MAX_AGE_MS && rec.size !== undefined;
   return all
     .map((rec, i) => ({ rec, key: keys[i] }))
-    .filter(({ rec }) => rec?.sessionURL && !rec.done && now - (rec.savedAt ?? 0) < MEMO_MAX_AGE_MS && rec.size !== undefined)
+    .filter(({ rec }) => unfinished(rec))
     .map(({ rec, key }) => ({
       key,
       sessionURL: rec.sessionURL,
@@ -255,8 +251,33 @@ export async function unfinishedRecords() {
       startedAt: rec.startedAt ?? rec.savedAt,
       touchedAt: rec.savedAt,
       handle: rec.handle ?? null,
-      running: running.has(key),
+      confirmed: rec.confirmed ?? null,
     }));
+}
+
+/** What whileIdle resolves to where an upload holds the record's lock. */
+export const RUNNING = Symbol("running");
+
+/**
+ * Runs fn(stillUnfinished) holding the Web Lock of the record key, where no upload holds it
+ * now, and resolves to what fn resolves to; where an upload holds it (in this tab or another),
+ * resolves to RUNNING and runs nothing. Holding the lock, nothing can start on the record's
+ * session meanwhile: an upload of the same file waits ("queued") until fn is done.
+ * stillUnfinished: the record, read again under the lock, is not done (an upload may have
+ * finished it between the listing and the lock). Without Web Locks, fn runs all the same.
+ */
+export async function whileIdle(key, fn) {
+  const locks = globalThis.navigator?.locks;
+  const run = async () => {
+    const rec = await inStore("readonly", (s) => s.get(key));
+    return fn(Boolean(rec?.sessionURL && !rec.done));
+  };
+  if (!locks?.request) return run();
+  try {
+    return await locks.request(key, { ifAvailable: true }, (lock) => (lock ? run() : RUNNING));
+  } catch {
+    return run(); // locks refused (an opaque origin, say)
+  }
 }
 
 /** Drops the record of key at once (an upload forgotten, done or whose session is gone). */

@@ -4,6 +4,7 @@
 // input arrive intact on both of its targets, and a screenshot per engine lands in
 // test-output/ (MEDIAUPLOAD_TEST_OUT). From a page of another origin, the module uploads to
 // fake-gcs-server at "auto" with a checksum, in fixed chunks, as media, multipart and a stream.
+// An upload a reload left paused is listed under "Unfinished uploads" and, picked again, goes on.
 // Run: node --test web/test/engines/demo.test.mjs
 
 import assert from "node:assert/strict";
@@ -77,6 +78,73 @@ forEachEngine((engine) => {
       await page.screenshot(join(OUT_DIR, `demo-${engine}.png`));
       assert.deepEqual(await page.errors(), [], "errors in the demo's console");
     } finally {
+      await page.close();
+    }
+  });
+
+  test("an upload left paused by a reload is listed under Unfinished uploads, asks for the file again, and goes on from it", async () => {
+    const page = await env.browser.newPage(proxy.url + "/");
+    const name = unique("demo-left") + ".bin";
+    const size = 3 * MiB + 9;
+    const bytes = pseudoRandomBytes(size, 61);
+    writeFileSync(join(files.dir, name), bytes);
+    const throttle = (bytesPerSecond) => fetch(`${serve.url}/api/throttle`, { method: "POST", body: JSON.stringify({ bytesPerSecond, rttMs: 0 }) });
+    const row = (n) => `li.file[data-name="${n}"]`;
+    try {
+      await page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
+      await page.evaluate((size) => {
+        document.querySelector("input[name=target][value=ref]").click();
+        const cs = document.querySelector("#chunkSize");
+        cs.value = String(size);
+        cs.dispatchEvent(new Event("change"));
+      }, CHUNK);
+      await throttle(1 << 20); // 1 MB/s: 3 MiB take 3 s
+      await page.setInputFiles("#files", join(files.dir, name));
+      // Paused at a quarter or so (a paused upload is not "running": the reload asks nothing).
+      await page.waitForFunction((sel) => parseInt(document.querySelector(sel)?.querySelector(".pct").textContent) >= 20, row(name), { timeout: 30_000 });
+      await page.evaluate((sel) => document.querySelector(`${sel} .pause`).click(), row(name));
+      await page.waitForFunction((sel) => document.querySelector(sel).dataset.state === "paused", row(name));
+      await throttle(0);
+      await page.reload();
+      await page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
+      const item = await page.waitForFunction((n) => {
+        const li = document.querySelector(`#unfinished li.left[data-name="${n}"]`);
+        return li && !document.querySelector("#unfinished").hidden && {
+          held: li.querySelector(".held").textContent,
+          how: li.querySelector(".how").textContent,
+          resume: !li.querySelector(".go").hidden,
+          pick: !li.querySelector(".pick").hidden,
+        };
+      }, name);
+      // A File picked in an input: no engine gives a page a way back to it after a reload.
+      assert.match(item.held, /^\d+ % on the server$/, JSON.stringify(item));
+      assert.ok(parseInt(item.held) >= 8 && parseInt(item.held) < 100, item.held);
+      assert.deepEqual([item.resume, item.pick], [false, true], `Pick again, not Resume: ${JSON.stringify(item)}`);
+      assert.match(item.how, /pick the same file again/);
+      await page.evaluate(() => document.querySelector("#unfinished").scrollIntoView());
+      await page.screenshot(join(OUT_DIR, `demo-unfinished-${engine}.png`));
+      await page.setInputFiles(`#unfinished li.left[data-name="${name}"] .pick input`, join(files.dir, name));
+      const out = await page.waitForFunction((sel) => {
+        const li = document.querySelector(sel);
+        if (!li || !(li.dataset.state === "failed" || (li.dataset.md5 && li.dataset.md5 !== "pending"))) return null;
+        return {
+          state: li.dataset.state, md5: li.dataset.md5, resumedAt: Number(li.dataset.resumedAt ?? 0),
+          error: li.querySelector(".error").textContent,
+          methods: [...li.querySelectorAll(".log tbody tr")].map((tr) => [tr.cells[1].textContent, tr.cells[2].textContent]),
+          listed: !document.querySelector("#unfinished").hidden,
+        };
+      }, row(name), { timeout: 60_000 });
+      assert.equal(out.state, "done", out.error);
+      assert.equal(out.md5, "match");
+      assert.ok(out.resumedAt >= CHUNK, `went on from the server's offset: ${out.resumedAt}`);
+      assert.deepEqual(out.methods[0], ["PUT", "status query"], "the first request asks the server");
+      assert.ok(!out.methods.some(([m]) => m === "POST"), `no new session: ${JSON.stringify(out.methods)}`);
+      assert.equal(out.listed, false, "no longer listed");
+      const stored = await (await fetch(`${serve.url}/ref/_ref/objects`)).json();
+      assert.equal(stored.find((o) => o.name === name)?.md5Hash, md5Base64(bytes));
+      assert.deepEqual(await page.errors(), [], "errors in the demo's console");
+    } finally {
+      await throttle(0);
       await page.close();
     }
   });

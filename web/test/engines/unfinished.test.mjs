@@ -181,6 +181,9 @@ forEachEngine((engine) => {
       // Listed in the other tab as running (the first holds its lock).
       const listed = (await list(second)).filter((r) => r.url === url);
       assert.deepEqual(listed.map((r) => r.running), [true], `listed while the first tab runs it: ${JSON.stringify(listed)}`);
+      // ... and its session was not asked: a status query would cross the first tab's chunks.
+      const queries = (await ref.log()).filter((e) => e.kind === "query");
+      assert.equal(queries.length, 0, "a running upload's session was asked");
       await second.evaluate(start, { url, size: SIZE });
       // Queued behind the first tab, the second shows its progress as it goes.
       await second.waitForFunction(() => window.seen.progress.filter(([s, loaded]) => s === "queued" && loaded > 0).length >= 2, undefined, { timeout: 30_000 });
