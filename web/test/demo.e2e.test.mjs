@@ -13,7 +13,7 @@
 // Environment: MEDIAUPLOAD_SERVE (a prebuilt serve binary; default: go build it),
 // MEDIAUPLOAD_DIST (default <repo>/dist), MEDIAUPLOAD_TEST_OUT (screenshots; default
 // $TMPDIR/mediaupload-test-out), the README's screenshot among them (demo.png; with
-// MEDIAUPLOAD_UPDATE_SCREENSHOT=1 it replaces docs/demo.png).
+// MEDIAUPLOAD_UPDATE_SCREENSHOT=1 it replaces docs/demo.png, and docs/demo-unfinished.png).
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -28,6 +28,8 @@ const OUT_DIR = process.env.MEDIAUPLOAD_TEST_OUT ?? join(tmpdir(), "mediaupload-
 // The README's picture: made by every run into OUT_DIR, and into docs/ (a tracked file) only
 // when MEDIAUPLOAD_UPDATE_SCREENSHOT=1, so that a test run leaves the work tree as it was.
 const SCREENSHOT = process.env.MEDIAUPLOAD_UPDATE_SCREENSHOT === "1" ? join(REPO_ROOT, "docs", "demo.png") : join(OUT_DIR, "demo.png");
+// docs/api.md's picture of the unfinished uploads, likewise.
+const SCREENSHOT_UNFINISHED = join(process.env.MEDIAUPLOAD_UPDATE_SCREENSHOT === "1" ? join(REPO_ROOT, "docs") : OUT_DIR, "demo-unfinished.png");
 
 let serve; // { url, stop }
 let browser;
@@ -728,7 +730,7 @@ test("unfinished uploads after a reload: Resume goes on from a kept handle with 
     assert.deepEqual([list[picked.name].resume, list[picked.name].pick], [false, true], "a File's upload: Pick again");
     assert.match(list[picked.name].how, /pick the same file again/);
     assert.match(await page.textContent("#empty"), /left unfinished/);
-    await page.screenshot({ path: join(OUT_DIR, "demo-unfinished.png"), fullPage: true, clip: await page.$eval("#unfinished", (el) => {
+    await page.screenshot({ path: SCREENSHOT_UNFINISHED, fullPage: true, clip: await page.$eval("#unfinished", (el) => {
       const r = el.getBoundingClientRect();
       return { x: Math.max(0, r.x - 8), y: Math.max(0, r.y + window.scrollY - 8), width: r.width + 16, height: r.height + 16 };
     }) });
