@@ -7,22 +7,31 @@
 //     (a steadier figure than throughput on a shared machine).
 //   - the module at its defaults against one whole PUT in Chromium, Firefox and WebKit, and
 //     each engine's module time against Chromium's (engines.mjs).
+//   - emulated links, over HTTP/1.1 and HTTP/2, in Chromium and (cheaper) Firefox and WebKit
+//     (links.mjs; the reference server serves HTTPS with HTTP/2 beside HTTP: startAll's tls).
+//   - many files: 300 files through the module's queue, plain fetch and Uppy (files.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
 import { benchBusy } from "./busy.mjs";
 import { benchEngines } from "./engines.mjs";
-import { benchLinks, prepareLinks } from "./links.mjs";
+import { benchFiles } from "./files.mjs";
+import { benchLinkEngines, benchLinks, prepareLinks } from "./links.mjs";
+import { BLOBS } from "./page-blobs.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 // Rounds of the busy-page part (busy.mjs).
 const BUSY_RUNS = Number(process.env.BENCH_BUSY_RUNS ?? 3);
 // Rounds over each emulated link (each round uploads ten seconds' worth five ways).
 const LINK_RUNS = Number(process.env.BENCH_LINK_RUNS ?? 3);
+// Rounds over each link in Firefox and WebKit (links.mjs; BENCH_LINK_ENGINES chooses them, "" none).
+const LINK_ENGINE_RUNS = Number(process.env.BENCH_LINK_ENGINE_RUNS ?? 2);
+// Rounds of the many-files part (files.mjs).
+const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 // Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
-// BENCH_ONLY=loopback, links, drain, streams, busy or engines runs that part alone.
+// BENCH_ONLY=loopback, links, drain, streams, busy, engines or files runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -33,32 +42,11 @@ const CASES = [
 // Runs in the page: the plain-fetch baseline (a minimal resumable client with no retries),
 // the whole-Blob PUT, and the module, each timed.
 const PAGE_CODE = () => {
-  const blobs = new Map();
-  // A big Blob made of references to one random 1 MiB Blob: it takes no more of the
-  // browser's blob storage than that 1 MiB (a flat 256 MiB Blob can exceed its quota).
-  window.makeBlob = async (size) => {
-    if (blobs.has(size)) return;
-    const block = new Uint8Array(1 << 20);
-    for (let i = 0; i < block.length; i += 65536) crypto.getRandomValues(block.subarray(i, i + 65536));
-    const one = new Blob([block]);
-    const parts = [];
-    for (let n = 0; n < size; n += one.size) parts.push(n + one.size <= size ? one : one.slice(0, size - n));
-    blobs.set(size, new Blob(parts));
-  };
-  window.benchBlob = (size) => blobs.get(size);
-  async function start(url, size) {
-    const r = await fetch(url + "&uploadType=resumable", {
-      method: "POST",
-      headers: { "X-Upload-Content-Type": "application/octet-stream", "X-Upload-Content-Length": String(size) },
-    });
-    if (r.status !== 200) throw new Error("start: " + r.status);
-    return r.headers.get("Location");
-  }
-  window.startSession = start; // also for links.mjs's page code
+  const start = (url, size) => window.startSession(url, size);
   // The same chunked upload as the module's, by hand: PUT each slice, go on from Range.
   // drain: read each 308's (empty) body as the module does, so the request ends normally.
   window.plainChunked = async (url, size, chunk, drain = false) => {
-    const blob = blobs.get(size);
+    const blob = window.benchBlob(size);
     const t0 = performance.now();
     const session = await start(url, size);
     let off = 0;
@@ -77,7 +65,7 @@ const PAGE_CODE = () => {
     return performance.now() - t0;
   };
   window.plainWhole = async (url, size) => {
-    const blob = blobs.get(size);
+    const blob = window.benchBlob(size);
     const t0 = performance.now();
     const session = await start(url, size);
     const r = await fetch(session, { method: "PUT", headers: { "Content-Range": `bytes 0-${size - 1}/${size}` }, body: blob });
@@ -86,7 +74,7 @@ const PAGE_CODE = () => {
   };
   window.retries = 0; // the module's retries, each a wait of a second or more
   window.viaModule = async (url, size, chunk) => {
-    const blob = blobs.get(size);
+    const blob = window.benchBlob(size);
     const t0 = performance.now();
     await window.mu.upload(blob, { url, chunkSize: chunk, onRetry: () => window.retries++ });
     return performance.now() - t0;
@@ -94,7 +82,7 @@ const PAGE_CODE = () => {
   // The same bytes as a ReadableStream of 1 MiB pieces (views of the Blob's block, so that
   // making them costs next to nothing): the module gathers them into chunks.
   window.viaModuleStream = async (url, size) => {
-    const block = new Uint8Array(await blobs.get(size).slice(0, 1 << 20).arrayBuffer());
+    const block = new Uint8Array(await window.benchBlob(size).slice(0, 1 << 20).arrayBuffer());
     let at = 0;
     const stream = new ReadableStream({
       pull(c) {
@@ -116,7 +104,7 @@ const PAGE_CODE = () => {
       const { instance } = await WebAssembly.instantiateStreaming(fetch("/goloop.wasm"), go.importObject);
       go.run(instance);
     }
-    const blob = blobs.get(size);
+    const blob = window.benchBlob(size);
     const t0 = performance.now();
     const session = await start(url, size);
     const how = await new Promise((done) => window.goChunked(session, blob, size, chunk, done));
@@ -224,7 +212,9 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 if (ONLY === "" || ONLY === "engines") await benchEngines(ENGINE_RUNS);
 if (ONLY === "engines") process.exit();
 
-const env = await startAll();
+// tls: the reference server serves HTTPS with HTTP/2 beside HTTP (the links part uses both);
+// everything else goes to its HTTP origin, as before.
+const env = await startAll({ tls: true });
 try {
   const goloop = process.env.BENCH_GOLOOP; // built by ./build.sh bench
   if (goloop) {
@@ -240,7 +230,7 @@ try {
   env.web.page("/bench.html", `<!doctype html><script>${CAPTURE_MEMORY}</script>${linkScripts}
     <script type="module">
       import { load } from "/dist/mediaupload.js";
-      (${PAGE_CODE})();
+      (${BLOBS})(); (${PAGE_CODE})();
       window.mu = await load();
       window.ready = true;
     </script>`);
@@ -357,7 +347,11 @@ try {
         `Blob ${mbps(size, median(t.blob)).toFixed(0)} MB/s: ${median(ratios).toFixed(3)} of the Blob's throughput`,
     );
   }
-  if (ONLY === "" || ONLY === "links") await benchLinks(env, page, LINK_RUNS);
+  if (ONLY === "" || ONLY === "links") {
+    await benchLinks(env, page, LINK_RUNS);
+    await benchLinkEngines(LINK_ENGINE_RUNS);
+  }
+  if (ONLY === "" || ONLY === "files") await benchFiles(env, FILES_RUNS);
   if (ONLY === "" || ONLY === "busy") await benchBusy(env, sink.url, BUSY_RUNS);
   if (ONLY === "") {
     const size = 16 * MiB, chunk = 256 * 1024, g = { plain: [], module: [] };
@@ -379,7 +373,7 @@ try {
   if (ONLY === "") {
     await page.evaluate((s) => window.makeBlob(s), GiB);
     const before = await page.evaluate(() => window.wasmMemory());
-    const ms = await page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [env.ref.uploadURL("bench-1gib"), GiB, 8 * MiB]);
+    const ms = await page.evaluate(([u, s, c]) => window.viaModule(u, s, c), [env.ref.uploadURL("bench-1gib", { http: true }), GiB, 8 * MiB]);
     const after = await page.evaluate(() => window.wasmMemory());
     console.log(
       `memory: 1 GiB Blob uploaded in 8 MiB chunks (${mbps(GiB, ms).toFixed(0)} MB/s); ` +

@@ -1,27 +1,49 @@
-// The emulated-link part of ./build.sh bench (issue 9, docs/protocol.md section 8): the reference
-// server reads request bodies at a link's rate and answers one round trip late (its
-// /_ref/config "link"); over each link, uploads of a file that takes about ten seconds there:
-//   - one PUT of all of it (no progress until the end),
-//   - the module at its defaults (chunkSize "auto"), at 256 KiB and at 8 MiB,
+// The emulated-link part of ./build.sh bench (issues 9 and "Slow links", docs/protocol.md section
+// 8): the reference server reads request bodies at a link's rate and answers one round trip late
+// (its /_ref/config "link"), over HTTP/1.1 (its http origin) and over HTTP/2 (its https origin:
+// web/cmd/refserver -tls, the browser trusting its certificate). Over each link, uploads of a
+// file that takes about ten seconds there:
+//   - one PUT of all of it (no progress until the end), over HTTP/1.1 and HTTP/2;
+//   - the module at its defaults (chunkSize "auto"), over HTTP/1.1 and HTTP/2;
+//   - the module at 256 KiB and at 8 MiB, over HTTP/1.1;
 //   - @mux/upchunk 3.5 with dynamicChunkSize (XHR, progress inside a chunk), to a session the
-//     page started.
+//     page started, over HTTP/1.1 and HTTP/2.
+// In Chromium (bench.mjs's page) all of them; in Firefox and WebKit (benchLinkEngines, their own
+// browsers and servers, the two side by side) one PUT and the module's defaults, over both.
 // Printed for each: the share of the link's rate reached (the time the bytes alone take at the
 // rate, over the whole upload's time, session start included) and the longest wait between two
-// progress reports after the first (the end counts as a report). Several rounds, medians.
+// progress reports after the first (the end counts as a report). Several rounds, medians. Each
+// upload's requests are checked to have gone over the HTTP version named (the server's log).
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { MiB, REPO_ROOT } from "../test/harness.mjs";
+import { ENGINES } from "../test/browsers.mjs";
+import { MiB, REPO_ROOT, startAll } from "../test/harness.mjs";
+import { BLOBS } from "./page-blobs.mjs";
 
 export const PROFILES = [
   { name: "100 Mbit/s up, 20 ms", bitsPerSecond: 100e6, rttMs: 20 },
   { name: "20 Mbit/s up, 60 ms", bitsPerSecond: 20e6, rttMs: 60 },
+  { name: "10 Mbit/s up, 45 ms", bitsPerSecond: 10e6, rttMs: 45 },
   { name: "3 Mbit/s up, 150 ms", bitsPerSecond: 3e6, rttMs: 150 },
 ];
 
+const H1 = "HTTP/1.1";
+const H2 = "HTTP/2";
+// The ways in Chromium: [how, label, versions].
+const WAYS = [
+  ["whole", "one PUT of all", [H1, H2]],
+  ["auto", "module, defaults", [H1, H2]],
+  [String(256 * 1024), "module, 256 KiB", [H1]],
+  [String(8 * MiB), "module, 8 MiB", [H1]],
+  ["upchunk", "@mux/upchunk, dynamicChunkSize", [H1, H2]],
+];
+// The ways in the other engines.
+const ENGINE_WAYS = WAYS.slice(0, 2);
+
 // Runs in the page: each way of uploading, timed, with the times of its progress reports.
 const LINK_CODE = () => {
-  // The session start of bench.mjs's page code (window.startSession), called at run time.
+  // The session start of the page's code (window.startSession), called at run time.
   const start = (url, size) => window.startSession(url, size);
   // The longest gap between two reports after the first, the end included; null without any.
   const longestGap = (reports, end) => {
@@ -64,6 +86,19 @@ const LINK_CODE = () => {
   };
 };
 
+const ENGINE_PAGE = `<!doctype html><meta charset="utf-8"><title>links bench</title>
+<script src="/test/errors.js"></script>
+<script>(${BLOBS})(); (${LINK_CODE})();</script>
+<script type="module">
+  try {
+    const { load } = await import("/dist/mediaupload.js");
+    window.mu = await load();
+    window.ready = "ok";
+  } catch (e) {
+    window.ready = "load: " + (e && e.message || e);
+  }
+</script>`;
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The page code and the routes the link runs need: call before the bench page loads. */
@@ -75,44 +110,124 @@ export function prepareLinks(env) {
   return `<script src="/upchunk.js"></script><script>(${LINK_CODE})();</script>`;
 }
 
-/** Runs the profiles in page (the bench page, with mu and benchBlob) and prints the figures. */
-export async function benchLinks(env, page, rounds) {
-  const ways = [
-    ["whole", "one PUT of all"],
-    ["auto", "module, defaults"],
-    [String(256 * 1024), "module, 256 KiB"],
-    [String(8 * MiB), "module, 8 MiB"],
-    ["upchunk", "@mux/upchunk, dynamicChunkSize"],
-  ];
-  console.log(
-    `emulated links (the reference server reads bodies at the rate and answers one round trip late), ` +
-      `${rounds} rounds each, medians: share of the link's rate, longest wait between progress reports after the first`,
-  );
-  for (const p of PROFILES) {
-    const bytesPerSecond = p.bitsPerSecond / 8;
-    // About ten seconds of the link, in whole MiB where that is not too coarse.
-    const size = Math.round((10 * bytesPerSecond) / (256 * 1024)) * 256 * 1024;
-    await page.evaluate((s) => window.makeBlob(s), size);
-    await env.ref.reset();
-    await env.ref.config({ link: { bitsPerSecond: p.bitsPerSecond, rttMs: p.rttMs } });
-    const t = Object.fromEntries(ways.map(([k]) => [k, { share: [], gap: [] }]));
-    for (let i = 0; i < rounds; i++) {
-      const order = ways.map(([k]) => k);
-      for (let k = 0; k < i % order.length; k++) order.push(order.shift());
-      for (const how of order) {
-        const name = `link-${how}-${i}`;
-        const r = await page.evaluate(([how, url, size]) => window.linkRun(how, url, size), [how, env.ref.uploadURL(name), size]);
-        t[how].share.push(size / bytesPerSecond / (r.ms / 1000));
-        t[how].gap.push(r.gap);
-        await env.ref.deleteObject(name).catch(() => {});
-      }
-    }
-    console.log(`  ${p.name}, ${(size / MiB).toFixed(1)} MiB (${((size / bytesPerSecond)).toFixed(1)} s of the link):`);
-    for (const [how, label] of ways) {
-      const gaps = t[how].gap;
-      const gap = gaps.some((g) => g === null) ? "no progress until the end" : `${(median(gaps) / 1000).toFixed(2)} s`;
-      console.log(`    ${label.padEnd(34)} ${median(t[how].share).toFixed(3)} of the link, longest wait ${gap}`);
+// About ten seconds of the link, in whole 256 KiB units.
+const sizeFor = (p) => Math.round((10 * p.bitsPerSecond) / 8 / (256 * 1024)) * 256 * 1024;
+
+// An upload URL of env's reference server over version (H1: its http origin, H2: its https one).
+const urlOver = (env, name, version) => env.ref.uploadURL(name, { http: version === H1 });
+
+// Runs each [how, version] of runs `rounds` times over profile p in page (rotating order, so
+// that a slow moment of the machine hits each alike) and returns { "how version": { share,
+// gap } } of arrays, and the uploads that went over another HTTP version than named.
+async function runProfile(env, page, p, runs, rounds, tag) {
+  const size = sizeFor(p);
+  const bytesPerSecond = p.bitsPerSecond / 8;
+  await page.evaluate((s) => window.makeBlob(s), size);
+  await env.ref.reset();
+  await env.ref.config({ link: { bitsPerSecond: p.bitsPerSecond, rttMs: p.rttMs } });
+  const t = Object.fromEntries(runs.map(([how, v]) => [`${how} ${v}`, { share: [], gap: [] }]));
+  const wrong = [];
+  for (let i = 0; i < rounds; i++) {
+    const order = [...runs];
+    for (let k = 0; k < i % order.length; k++) order.push(order.shift());
+    for (const [how, version] of order) {
+      const name = `link-${tag}-${how}-${version.replace(/\W/g, "")}-${i}`;
+      await env.ref.clearLog();
+      const r = await page.evaluate(([how, url, size]) => window.linkRun(how, url, size), [how, urlOver(env, name, version), size]);
+      const want = version === H1 ? "HTTP/1.1" : "HTTP/2.0";
+      const other = (await env.ref.log()).filter((e) => e.proto !== want);
+      if (other.length) wrong.push(`${how} over ${version}: ${other.length} requests over ${other[0].proto}`);
+      t[`${how} ${version}`].share.push(size / bytesPerSecond / (r.ms / 1000));
+      t[`${how} ${version}`].gap.push(r.gap);
+      await env.ref.deleteObject(name).catch(() => {});
     }
   }
+  return { t, wrong, size };
+}
+
+// "0.950, 1.30 s" for one cell: the median share and the median longest wait.
+function cell(m) {
+  if (!m) return "-";
+  const gap = m.gap.some((g) => g === null) ? "none" : `${(median(m.gap) / 1000).toFixed(2)} s`;
+  return `${median(m.share).toFixed(3)}, ${gap}`;
+}
+
+const HEAD = `    ${"way".padEnd(34)}${"HTTP/1.1: share, wait".padEnd(24)}HTTP/2: share, wait`;
+
+/** Runs the profiles in page (the bench page, with mu and benchBlob) and prints the figures. */
+export async function benchLinks(env, page, rounds) {
+  const versions = env.ref.tls ? [H1, H2] : [H1];
+  const runs = WAYS.flatMap(([how, , vs]) => vs.filter((v) => versions.includes(v)).map((v) => [how, v]));
+  const cdp = await page.context().newCDPSession(page);
+  const { product } = await cdp.send("Browser.getVersion"); // "Chrome/156.0.8078.79" (the user agent says 156.0.0.0)
+  await cdp.detach();
+  console.log(
+    `emulated links (the reference server reads bodies at the rate and answers one round trip late), ` +
+      `Chromium ${product.replace(/^\D+\//, "")}, ` +
+      `HTTP/1.1 to its http origin, HTTP/2 to its https origin; ${rounds} rounds each, medians: share of the link's rate, ` +
+      `longest wait between progress reports after the first ("none": no progress until the end)`,
+  );
+  for (const p of PROFILES) {
+    const { t, wrong, size } = await runProfile(env, page, p, runs, rounds, "chromium");
+    console.log(`  ${p.name}, ${(size / MiB).toFixed(1)} MiB (${(size / (p.bitsPerSecond / 8)).toFixed(1)} s of the link):`);
+    console.log(HEAD);
+    for (const [how, label] of WAYS) {
+      console.log(`    ${label.padEnd(34)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
+    }
+    for (const w of wrong) console.log(`    (over another version than named: ${w})`);
+  }
   await env.ref.reset();
+}
+
+/**
+ * The same links in other engines (BENCH_LINK_ENGINES, default firefox,webkit): one PUT and the
+ * module's defaults, over HTTP/1.1 and HTTP/2, `rounds` rounds; each engine has its own browser,
+ * servers and link, and the engines run side by side.
+ */
+export async function benchLinkEngines(rounds) {
+  const want = (process.env.BENCH_LINK_ENGINES ?? "firefox,webkit").split(",").map((s) => s.trim()).filter(Boolean);
+  for (const e of want) if (!ENGINES.includes(e)) throw new Error(`BENCH_LINK_ENGINES: unknown engine ${e} (one of ${ENGINES})`);
+  if (!want.length) return;
+  const opened = await Promise.allSettled(
+    want.map(async (engine) => {
+      const env = await startAll({ engine, tls: true });
+      try {
+        env.web.page("/links.html", ENGINE_PAGE);
+        const page = await env.openPage("/links.html");
+        const ready = await page.waitForFunction(() => window.ready, undefined, { timeout: 60_000 });
+        if (ready !== "ok") throw new Error(ready);
+        return { engine, env, page };
+      } catch (err) {
+        await env.close();
+        throw err;
+      }
+    }),
+  );
+  const live = [];
+  opened.forEach((o, i) => {
+    if (o.status === "fulfilled") live.push(o.value);
+    else console.log(`  ${want[i]}: not measured: ${o.reason?.message ?? o.reason}`);
+  });
+  try {
+    if (!live.length) return;
+    console.log(
+      `emulated links in ${live.map((e) => e.env.engineVersion).join(" and ")} (side by side, each with its own server and link), ` +
+        `${rounds} rounds each, medians: share of the link's rate, longest wait between progress reports`,
+    );
+    const runs = ENGINE_WAYS.flatMap(([how, , vs]) => vs.map((v) => [how, v]));
+    for (const p of PROFILES) {
+      const results = await Promise.all(live.map((e) => runProfile(e.env, e.page, p, runs, rounds, e.engine)));
+      console.log(`  ${p.name}, ${(sizeFor(p) / MiB).toFixed(1)} MiB:`);
+      console.log(HEAD);
+      live.forEach((e, i) => {
+        for (const [how, label] of ENGINE_WAYS) {
+          const { t } = results[i];
+          console.log(`    ${`${e.engine}: ${label}`.padEnd(34)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
+        }
+        for (const w of results[i].wrong) console.log(`    (${e.engine}, over another version than named: ${w})`);
+      });
+    }
+  } finally {
+    await Promise.allSettled(live.map((e) => e.env.close()));
+  }
 }

@@ -4,4 +4,14 @@
 // the handler wrote it. On loopback a file arrives in milliseconds; through a Link it arrives
 // as it would over, say, 20 Mbit/s with 60 ms of round trip, so that chunk sizes, progress
 // cadence and pause can be seen and measured (docs/protocol.md section 8).
+//
+// It holds over HTTP/2 as over HTTP/1.1: the rate and the round trip are applied in each
+// request's handler, so each stream of a shared connection gets its answer its own round trip
+// late, and a request without a body is not held behind an upload on the same connection.
+// HTTP/2's flow control does not get in the way: net/http's server window (1 MiB per stream
+// and per connection) holds a fraction of a second of the links emulated here, and its window
+// updates go back as the handler reads, at the link's rate (h2_test.go measures one upload at
+// 100 Mbit/s reaching the same share of the link over both versions). Through a Link the
+// client sees its bytes leave as fast as the server's buffers take them (the socket's over
+// HTTP/1.1, the stream's window over HTTP/2), as on a real link.
 package netlink

@@ -13,6 +13,7 @@ func serve(t *testing.T, l *Link) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(l.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.Copy(io.Discard, r.Body)
+		w.Header().Set("X-Proto", r.Proto)
 		w.WriteHeader(200)
 		_, _ = w.Write([]byte{byte(n >> 10)})
 	})))

@@ -51,7 +51,7 @@
 //	GET    /_ref/faults          the current fault script
 //	POST   /_ref/faults          {"rules":[Rule...],"random":{"seed":N,"rate":0.15}} replaces the fault script
 //	DELETE /_ref/faults          clears it
-//	GET    /_ref/log             JSON array of LogEntry
+//	GET    /_ref/log             JSON array of LogEntry (its "proto" is the request's HTTP version)
 //	DELETE /_ref/log             clears it
 //	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","link":{"bitsPerSecond":N,"rttMs":M},"expose":"..."}
 //	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default);
@@ -80,6 +80,11 @@
 // end of the body lets the request be processed and drops only the answer
 // (the "connection broke after the last byte" case of docs/protocol.md section 4).
 //
+// Over HTTP/2 a request has no connection of its own to drop: a close fault resets
+// its stream instead (the handler panics with http.ErrAbortHandler, net/http sends
+// RST_STREAM), which a browser reports as a network error just the same, while the
+// connection goes on carrying the other requests.
+//
 // A stall fault reads the body and then holds the request unanswered until the client
 // gives up on it (a client without a timeout of its own hangs there for ever); nothing is
 // stored.
@@ -87,4 +92,15 @@
 // Every request to a non-control path, preflights included, is logged in
 // arrival order with the fault it got; the fault is logged before it acts, so
 // a client whose connection was dropped finds it in the log at once.
+//
+// # HTTPS and HTTP/2
+//
+// The Server is a plain http.Handler and serves whatever listener it is given.
+// For HTTPS, and with it HTTP/2 (browsers speak HTTP/2 only over TLS, and
+// Chromium streams a request body only over HTTP/2), [NewTestCertificate] makes
+// a self-signed certificate for 127.0.0.1, ::1 and localhost at start (nothing
+// on disk); its ServerConfig offers h2 and http/1.1 by ALPN, for an
+// http.Server's ServeTLS. web/cmd/refserver -tls serves HTTPS beside HTTP with
+// one state, and says how clients trust it (the certificate's SPKI hash and
+// PEM). The emulated link holds per request over HTTP/2 too (package netlink).
 package refserver

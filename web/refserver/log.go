@@ -27,6 +27,9 @@ type LogEntry struct {
 	// Kind is the request kind: start, chunk, query, media, multipart,
 	// preflight or other.
 	Kind string `json:"kind"`
+	// Proto is the HTTP version the request came in: "HTTP/1.1", or "HTTP/2.0" over the
+	// HTTPS listener to a client that chose h2 (ALPN).
+	Proto string `json:"proto"`
 }
 
 // logRef points at a request's entry in the log, which is shared with

@@ -246,6 +246,7 @@ func (s *Server) newEntry(r *http.Request, kind string) *LogEntry {
 		ContentLength: r.ContentLength,
 		Authorization: r.Header.Get("Authorization"),
 		Kind:          kind,
+		Proto:         r.Proto,
 	}
 }
 

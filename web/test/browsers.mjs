@@ -23,6 +23,12 @@
 // pages do; ERRORS_HOOK is its text): it keeps what a page's scripts throw or log as errors in
 // window.__muErrors, which errors() reads in every engine.
 //
+// HTTPS (test-only): launchEngine(engine, { trust: { spki } }) trusts the reference server's
+// certificate, made at its start (web/refserver/tls.go): Chromium that one key alone
+// (--ignore-certificate-errors-spki-list, the certificate is then as good as a real one),
+// Firefox and WebKit any certificate (WebDriver's acceptInsecureCerts: neither has a flag for
+// one key). Without `trust`, every engine checks certificates as it ships.
+//
 // Environment: MEDIAUPLOAD_ENGINES (a comma-separated subset, default all three),
 // CHROMIUM, FIREFOX, WEBKIT_BROWSER (the binaries), MEDIAUPLOAD_TEST_VERBOSE=1 to echo the pages'
 // console where the driver reports it.
@@ -55,6 +61,16 @@ export const CHROMIUM_ARGS = [
   "--no-first-run",
 ];
 
+/**
+ * The flags that make Chromium trust one test certificate, by the base64 SHA-256 of its public
+ * key (the reference server's "spki"): that key is then as good as a publicly trusted one, so
+ * HTTPS, HTTP/2 and what depends on them behave as on a real site. Chromium honours the flag
+ * only with a profile folder of its own (--user-data-dir), which every launch here has.
+ */
+export function chromiumTrustArgs(trust) {
+  return trust?.spki ? [`--ignore-certificate-errors-spki-list=${trust.spki}`] : [];
+}
+
 export const WEBKIT_BROWSER = process.env.WEBKIT_BROWSER ?? "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
 
 /** The script pages load first so that errors() sees their errors in every engine. */
@@ -71,13 +87,14 @@ export const ERRORS_HOOK = `(() => {
 /**
  * Launches `engine` with a fresh profile and resolves to { engine, version, newPage(url), close() }.
  * newPage opens a page (at url, if given) and resolves to a Page (see the file's comment).
+ * trust: { spki } trusts a test server's self-signed certificate (see the file's comment).
  */
-export async function launchEngine(engine) {
+export async function launchEngine(engine, { trust } = {}) {
   const dir = mkdtempSync(join(tmpdir(), `mediaupload-${engine}-`));
   const tmp = join(dir, "tmp");
   mkdirSync(tmp);
   try {
-    const b = await { chromium: launchChromium, firefox: launchFirefox, webkit: launchWebKit }[engine](dir, tmp);
+    const b = await { chromium: launchChromium, firefox: launchFirefox, webkit: launchWebKit }[engine](dir, tmp, trust);
     return {
       engine,
       version: b.version,
@@ -138,12 +155,12 @@ function page(driver) {
 
 // --- Chromium: playwright-core --------------------------------------------------------------
 
-async function launchChromium(dir, tmp) {
+async function launchChromium(dir, tmp, trust) {
   const { chromium } = await import("playwright-core");
   const context = await chromium.launchPersistentContext(join(dir, "profile"), {
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...chromiumTrustArgs(trust)],
     env: { ...process.env, TMPDIR: tmp },
   });
   return {
@@ -190,10 +207,13 @@ async function devtoolsPage(opening, engine, url, setInputFiles) {
 
 // --- Firefox: puppeteer-core over WebDriver BiDi -----------------------------------------------
 
-async function launchFirefox(dir, tmp) {
+async function launchFirefox(dir, tmp, trust) {
   const { default: puppeteer } = await import("puppeteer-core");
   const browser = await puppeteer.launch({
     browser: "firefox",
+    // A test server's self-signed certificate: WebDriver BiDi's acceptInsecureCerts (the
+    // session's, for every certificate; Firefox has no flag for one key).
+    ...(trust ? { acceptInsecureCerts: true } : {}),
     executablePath: process.env.FIREFOX ?? "/usr/bin/firefox-esr",
     headless: true,
     userDataDir: join(dir, "profile"),
@@ -224,7 +244,7 @@ async function launchFirefox(dir, tmp) {
 
 // --- WebKit: WebKitWebDriver and MiniBrowser under Xvfb ----------------------------------------
 
-async function launchWebKit(dir, tmp) {
+async function launchWebKit(dir, tmp, trust) {
   const display = await startXvfb();
   const port = await freePort();
   const env = { ...process.env, DISPLAY: display.name, TMPDIR: tmp };
@@ -244,6 +264,9 @@ async function launchWebKit(dir, tmp) {
       .withCapabilities({
         browserName: "MiniBrowser",
         "webkitgtk:browserOptions": { binary: WEBKIT_BROWSER, args: ["--automation"] },
+        // A test server's self-signed certificate: WebKitWebDriver turns TLS errors off for
+        // the automation session (WebKit has no flag for one key).
+        ...(trust ? { acceptInsecureCerts: true } : {}),
       })
       .build();
     await d.manage().setTimeouts({ script: 600_000, pageLoad: 60_000 });

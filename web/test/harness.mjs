@@ -33,7 +33,7 @@ import { extname, join, normalize, resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { POOL_SEED, POOL_SIZE, pseudoRandomBytes } from "./random.mjs";
-import { CHROMIUM_ARGS, ERRORS_HOOK, enginesUnderTest, launchEngine } from "./browsers.mjs";
+import { CHROMIUM_ARGS, ERRORS_HOOK, chromiumTrustArgs, enginesUnderTest, launchEngine } from "./browsers.mjs";
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const DIST_DIR = resolve(process.env.MEDIAUPLOAD_DIST ?? join(REPO_ROOT, "dist"));
@@ -95,15 +95,20 @@ function spawnGroup(cmd, args, opts) {
 /**
  * Starts the reference server and resolves to a handle once it has printed its JSON line:
  *   url, altURL          its two origins (one state)
- *   uploadURL(name, {alt, path})  an upload URI: <url>/upload/storage/v1/b/test/o?name=<name>
+ *   uploadURL(name, {alt, path, http})  an upload URI: <url>/upload/storage/v1/b/test/o?name=<name>
  *   reset(), setFaults(rules, random), clearFaults(), config(obj), log(), clearLog(),
  *   objects(), object(name) -> the stored object's entry from GET /_ref/objects (or undefined),
  *   deleteObject(name), download(name) -> Buffer, stop()
  * Its stderr is kept (`stderr()`) for failure messages.
+ *
+ * With { tls: true } it also serves HTTPS with HTTP/2 (web/cmd/refserver -tls, a certificate
+ * made at its start), and url and altURL are its https origins (uploadURL too); httpURL and
+ * httpAltURL are the HTTP/1.1 ones, same state; spki is the certificate's key hash, for the
+ * browser's trust (browsers.mjs). The control calls go over HTTP either way.
  */
-export async function startRefServer() {
+export async function startRefServer({ tls = false } = {}) {
   const bin = process.env.MEDIAUPLOAD_REFSERVER;
-  const args = ["-addr", "127.0.0.1:0", "-alt-addr", "127.0.0.1:0"];
+  const args = ["-addr", "127.0.0.1:0", "-alt-addr", "127.0.0.1:0", ...(tls ? ["-tls"] : [])];
   const { child, stop } = bin
     ? spawnGroup(bin, args, { cwd: REPO_ROOT })
     : spawnGroup("go", ["run", "./web/cmd/refserver", ...args], { cwd: REPO_ROOT });
@@ -124,10 +129,16 @@ export async function startRefServer() {
       reject(new Error(`refserver exited (${code}) before printing its address\n${stderr}`));
     });
   });
-  const { url, altURL } = JSON.parse(line);
+  const announced = JSON.parse(line);
+  if (tls && !announced.tlsURL) {
+    await stop();
+    throw new Error(`refserver: no tlsURL in ${line} (an old MEDIAUPLOAD_REFSERVER binary?)`);
+  }
+  const httpURL = announced.url;
+  const [url, altURL] = tls ? [announced.tlsURL, announced.altTLSURL] : [announced.url, announced.altURL];
 
   const call = async (method, path, body) => {
-    const res = await fetch(url + path, {
+    const res = await fetch(httpURL + path, {
       method,
       headers: body === undefined ? {} : { "Content-Type": "application/json" },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -140,9 +151,14 @@ export async function startRefServer() {
   return {
     url,
     altURL,
+    httpURL,
+    httpAltURL: announced.altURL,
+    tls,
+    spki: announced.spki,
     stderr: () => stderr,
-    uploadURL: (name, { alt = false, path = "/upload/storage/v1/b/test/o" } = {}) =>
-      `${alt ? altURL : url}${path}?name=${encodeURIComponent(name)}`,
+    /** http: the HTTP/1.1 origin even with tls (the same state). */
+    uploadURL: (name, { alt = false, path = "/upload/storage/v1/b/test/o", http = false } = {}) =>
+      `${http ? (alt ? announced.altURL : httpURL) : alt ? altURL : url}${path}?name=${encodeURIComponent(name)}`,
     reset: () => json("POST", "/_ref/reset"),
     /** Replaces the fault script: rules as in the refserver's Rule; random: {seed, rate}. */
     setFaults: (rules, random) => json("POST", "/_ref/faults", random ? { rules, random } : { rules }),
@@ -262,8 +278,9 @@ export { CHROMIUM_ARGS }; // browsers.mjs: the flags every Chromium of the tests
  * Launches headless Chromium with a fresh profile and TMPDIR (removed by close()) and resolves
  * to { context, newPage(url), errors, blobMemory(), collectGarbage(page), close() }. Pages
  * opened with newPage echo uncaught page errors to stderr and collect them in `errors`.
+ * trust: { spki } trusts a test server's certificate (browsers.mjs).
  */
-export async function launchBrowser() {
+export async function launchBrowser({ trust } = {}) {
   const { chromium } = await import("playwright-core");
   const dir = mkdtempSync(join(tmpdir(), "mediaupload-chromium-"));
   const tmp = join(dir, "tmp");
@@ -271,7 +288,7 @@ export async function launchBrowser() {
   const context = await chromium.launchPersistentContext(join(dir, "profile"), {
     executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
     headless: true,
-    args: CHROMIUM_ARGS,
+    args: [...CHROMIUM_ARGS, ...chromiumTrustArgs(trust)],
     env: { ...process.env, TMPDIR: tmp },
   });
   const errors = [];
@@ -342,16 +359,20 @@ export async function launchBrowser() {
  * Without `engine`, the browser is Chromium through playwright (launchBrowser: its pages are
  * playwright's, with CDP at hand). With `engine` ("chromium", "firefox" or "webkit"), it is
  * that engine through browsers.mjs, and pages are the engine-neutral ones described there.
+ *
+ * With `tls`, the reference server serves HTTPS with HTTP/2 (startRefServer({ tls })): ref.url
+ * is its https origin, ref.httpURL the HTTP/1.1 one, and the browser trusts its certificate
+ * (the browser starts once the server has said which).
  */
-export async function startAll({ engine } = {}) {
+export async function startAll({ engine, tls = false } = {}) {
   if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
     throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
   }
-  const started = await Promise.allSettled([
-    startRefServer(),
-    startStaticServer(),
-    engine ? launchEngine(engine) : launchBrowser(),
-  ]);
+  const launch = (trust) => (engine ? launchEngine(engine, { trust }) : launchBrowser({ trust }));
+  // With tls the browser needs the certificate's hash, known once the server is up.
+  const refStarted = startRefServer({ tls });
+  const browserStarted = tls ? refStarted.then((ref) => launch({ spki: ref.spki })) : launch();
+  const started = await Promise.allSettled([refStarted, startStaticServer(), browserStarted]);
   const failed = started.find((r) => r.status === "rejected");
   if (failed) {
     // What did start is stopped: a listening server would keep the test process alive.
@@ -487,13 +508,14 @@ export async function startErrorsProxy(target) {
  * The hooks of a test file run against one environment: startAll() before its tests (then
  * started(env), where the file keeps env and env.ref), a reset of the reference server before
  * each test, close after. Returns { test(name, fn, ms = timeout), every test bounded, and
- * unique(prefix) for object names }.
+ * unique(prefix) for object names }. { tls: true }: startAll's (the reference server over
+ * HTTPS with HTTP/2, trusted by the browser).
  */
-export function useEnv(started, { timeout = 120_000, engine } = {}) {
+export function useEnv(started, { timeout = 120_000, engine, tls = false } = {}) {
   let env = null;
   let seq = 0;
   before(async () => {
-    env = await startAll({ engine });
+    env = await startAll({ engine, tls });
     await started(env);
   });
   after(() => env?.close());

@@ -22,9 +22,22 @@ func main() {
 	}
 }
 
+// announce is the JSON line printed once every listener is up (doc.go).
+type announce struct {
+	URL       string `json:"url"`
+	AltURL    string `json:"altURL,omitempty"`
+	TLSURL    string `json:"tlsURL,omitempty"`
+	AltTLSURL string `json:"altTLSURL,omitempty"`
+	SPKI      string `json:"spki,omitempty"`
+	CertPEM   string `json:"certPEM,omitempty"`
+}
+
 func run() error {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	altAddr := flag.String("alt-addr", "", "optional second listen address (another origin, same state)")
+	useTLS := flag.Bool("tls", false, "also serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with a self-signed certificate made at start, beside each HTTP listener")
+	tlsAddr := flag.String("tls-addr", "127.0.0.1:0", "HTTPS listen address (with -tls)")
+	altTLSAddr := flag.String("alt-tls-addr", "127.0.0.1:0", "second HTTPS listen address (with -tls and -alt-addr)")
 	rangeForm := flag.String("range-form", refserver.RangeBytes, `Range header form of 308 answers: "bytes=" or "plain"`)
 	dir := flag.String("dir", "", "keep objects in this folder (default: in memory)")
 	origin := flag.String("session-origin", "", "origin of session URIs (default: the request's own)")
@@ -40,22 +53,47 @@ func run() error {
 	}
 	srv := refserver.New(refserver.Options{SessionOrigin: *origin, RangeForm: *rangeForm, Dir: *dir})
 
-	ln, err := net.Listen("tcp", *addr)
+	var plain, secure []net.Listener
+	listen := func(addr string, list *[]net.Listener) (string, error) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return "", err
+		}
+		*list = append(*list, ln)
+		return ln.Addr().String(), nil
+	}
+	var out announce
+	a, err := listen(*addr, &plain)
 	if err != nil {
 		return err
 	}
-	listeners := []net.Listener{ln}
-	out := struct {
-		URL    string `json:"url"`
-		AltURL string `json:"altURL,omitempty"`
-	}{URL: "http://" + ln.Addr().String()}
+	out.URL = "http://" + a
 	if *altAddr != "" {
-		alt, err := net.Listen("tcp", *altAddr)
+		if a, err = listen(*altAddr, &plain); err != nil {
+			return err
+		}
+		out.AltURL = "http://" + a
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	if *useTLS {
+		cert, err := refserver.NewTestCertificate()
 		if err != nil {
 			return err
 		}
-		listeners = append(listeners, alt)
-		out.AltURL = "http://" + alt.Addr().String()
+		// One server for every listener, so one Shutdown ends them all; ServeTLS turns on
+		// HTTP/2 for the TLS ones (ALPN "h2"), the plain ones stay HTTP/1.1.
+		hs.TLSConfig = cert.ServerConfig()
+		out.SPKI, out.CertPEM = cert.SPKI, string(cert.PEM)
+		if a, err = listen(*tlsAddr, &secure); err != nil {
+			return err
+		}
+		out.TLSURL = "https://" + a
+		if *altAddr != "" {
+			if a, err = listen(*altTLSAddr, &secure); err != nil {
+				return err
+			}
+			out.AltTLSURL = "https://" + a
+		}
 	}
 
 	// Catch SIGTERM and SIGINT before the address is announced: whoever reads the line may
@@ -63,10 +101,12 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, len(listeners))
-	for _, l := range listeners {
+	errc := make(chan error, len(plain)+len(secure))
+	for _, l := range plain {
 		go func() { errc <- hs.Serve(l) }()
+	}
+	for _, l := range secure {
+		go func() { errc <- hs.ServeTLS(l, "", "") }()
 	}
 	line, err := json.Marshal(out)
 	if err != nil {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -22,8 +25,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestCommand(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-addr", "127.0.0.1:0", "-alt-addr", "127.0.0.1:0", "-range-form", "plain")
+// command starts the command with args (on free ports) and returns it with the line it
+// announces its addresses in.
+func command(t *testing.T, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-addr", "127.0.0.1:0", "-alt-addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "REFSERVER_RUN_MAIN=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -33,11 +39,17 @@ func TestCommand(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
+		cmd.Process.Kill()
 		t.Fatalf("reading the first line: %v", err)
 	}
+	return cmd, line
+}
+
+func TestCommand(t *testing.T) {
+	cmd, line := command(t, "-range-form", "plain")
+	defer cmd.Process.Kill()
 	var urls struct{ URL, AltURL string }
 	if err := json.Unmarshal([]byte(line), &urls); err != nil || !strings.HasPrefix(urls.URL, "http://127.0.0.1:") || !strings.HasPrefix(urls.AltURL, "http://127.0.0.1:") || urls.URL == urls.AltURL {
 		t.Fatalf("first line %q: %v", line, err)
@@ -81,5 +93,81 @@ func TestCommand(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Error("still running 5 s after SIGTERM")
+	}
+}
+
+// With -tls the command serves HTTPS beside HTTP, one state: a Go client that trusts the
+// announced certificate uploads over HTTP/2 through the emulated link, and the log read over
+// plain HTTP says which version each request came in.
+func TestCommandTLS(t *testing.T) {
+	cmd, line := command(t, "-tls")
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	var a struct{ URL, AltURL, TLSURL, AltTLSURL, SPKI, CertPEM string }
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	for _, u := range []string{a.TLSURL, a.AltTLSURL} {
+		if !strings.HasPrefix(u, "https://127.0.0.1:") || u == "https://127.0.0.1:0" {
+			t.Fatalf("first line %q: no HTTPS URL", line)
+		}
+	}
+	pool := x509.NewCertPool()
+	if a.SPKI == "" || !pool.AppendCertsFromPEM([]byte(a.CertPEM)) {
+		t.Fatalf("first line %q: no certificate", line)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+
+	post := func(url, body string) {
+		t.Helper()
+		res, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+	}
+	post(a.URL+"/_ref/config", `{"link":{"bitsPerSecond":16000000,"rttMs":40}}`) // 2 MB/s
+	const size = 4 * 262144
+	t0 := time.Now()
+	res, err := client.Post(a.TLSURL+"/upload/storage/v1/b/b/o?uploadType=resumable&name=h2", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc := res.Header.Get("Location")
+	if res.Proto != "HTTP/2.0" || !strings.HasPrefix(loc, a.TLSURL+"/") {
+		t.Fatalf("start over %s, Location %q: want HTTP/2.0 and a session on %s", res.Proto, loc, a.TLSURL)
+	}
+	req, _ := http.NewRequest("PUT", loc, bytes.NewReader(bytes.Repeat([]byte("h"), size)))
+	req.Header.Set("Content-Range", "bytes 0-1048575/1048576")
+	if res, err = client.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if took := time.Since(t0); res.StatusCode != 201 || took < 400*time.Millisecond {
+		t.Errorf("1 MiB at 2 MB/s over HTTP/2: %d in %v, want 201 in at least 0.5 s less the link's slack", res.StatusCode, took)
+	}
+
+	// The same state on every listener; the log tells the versions apart.
+	res, err = http.Get(a.AltURL + "/_ref/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []struct{ Kind, Proto string }
+	json.NewDecoder(res.Body).Decode(&log)
+	res.Body.Close()
+	if len(log) != 2 || log[0].Proto != "HTTP/2.0" || log[1].Proto != "HTTP/2.0" {
+		t.Errorf("log %+v, want the start and the chunk over HTTP/2.0", log)
+	}
+	res, err = client.Get(a.AltTLSURL + "/_ref/objects/h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if len(b) != size {
+		t.Errorf("the object read back over the alt HTTPS listener: %d bytes, want %d", len(b), size)
 	}
 }

@@ -2,7 +2,7 @@
 // (dist/), the strict reference server and fake-gcs-server, all on one
 // address, so one `./build.sh serve` is all a newcomer needs.
 //
-//	go run ./web/cmd/serve -dist dist [-addr 127.0.0.1:8080] [-data DIR]
+//	go run ./web/cmd/serve -dist dist [-addr 127.0.0.1:8080] [-tls-addr 127.0.0.1:8443] [-data DIR]
 //
 // Routes:
 //
@@ -13,6 +13,19 @@
 //	/upload/storage/v1/b/B/o       fake-gcs-server 1.56.1, behind a CORS layer
 //	/storage/v1/..., /download/... fake-gcs-server's JSON API (listing, download)
 //	/api/config, /api/throttle     the demo's own settings
+//
+// # HTTPS and HTTP/2
+//
+// With -tls-addr (or MEDIAUPLOAD_TLS_ADDR) the same site is also served over
+// HTTPS on that address, side by side with HTTP, one state: HTTP/2 and
+// HTTP/1.1 offered by ALPN, so a browser speaks HTTP/2 there (the only
+// version over which Chromium streams a request body). The certificate is
+// self-signed for 127.0.0.1, ::1 and localhost and made at every start
+// (refserver.NewTestCertificate): a browser warns once, and Chromium trusts it
+// without a warning with the --ignore-certificate-errors-spki-list= the
+// second line prints. The first line then names both addresses:
+//
+//	mediaupload demo: http://127.0.0.1:8080/ https://127.0.0.1:8443/
 package main
 
 import (
@@ -28,12 +41,15 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/mediaupload/mediaupload/web/refserver"
 )
 
 const (
 	defaultAddr   = "127.0.0.1:8080"
 	defaultBucket = "demo"
 	addrEnv       = "MEDIAUPLOAD_ADDR"
+	tlsAddrEnv    = "MEDIAUPLOAD_TLS_ADDR"
 )
 
 func main() {
@@ -45,6 +61,7 @@ func main() {
 // config is what the flags and the environment decide.
 type config struct {
 	addr    string
+	tlsAddr string // "" = no HTTPS
 	dist    string
 	demoDir string // "" = the embedded copy of web/demo
 	dataDir string // "" = in memory
@@ -64,6 +81,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		addr = env
 	}
 	fs.StringVar(&c.addr, "addr", addr, "address to listen on (also "+addrEnv+"); port 0 picks a free port")
+	fs.StringVar(&c.tlsAddr, "tls-addr", getenv(tlsAddrEnv), "also serve HTTPS (HTTP/2 and HTTP/1.1) on this address, with a self-signed certificate made at start (also "+tlsAddrEnv+"); \"\" = HTTP only")
 	fs.StringVar(&c.dist, "dist", "dist", "folder holding the built module (mediaupload.js, mediaupload.wasm, …)")
 	fs.StringVar(&c.demoDir, "demo", "", "serve the demo page from this folder instead of the embedded copy (for editing web/demo)")
 	fs.StringVar(&c.dataDir, "data", "", "keep uploaded objects in this folder instead of in memory")
@@ -107,7 +125,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	fmt.Fprintf(stdout, "mediaupload demo: %s\n", url)
+	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second}
+	var tln net.Listener
+	var cert *refserver.TestCertificate
+	if c.tlsAddr != "" {
+		if cert, err = refserver.NewTestCertificate(); err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "serve: %v\n", err)
+			return 1
+		}
+		if tln, err = net.Listen("tcp", c.tlsAddr); err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "serve: %s\n", listenError(c.tlsAddr, err))
+			return 1
+		}
+		// One server for both listeners: ServeTLS turns HTTP/2 on for the TLS one.
+		srv.TLSConfig = cert.ServerConfig()
+	}
+	if tln != nil {
+		fmt.Fprintf(stdout, "mediaupload demo: %s https://%s/\n", url, tln.Addr())
+		fmt.Fprintf(stdout, "  HTTPS with HTTP/2: a self-signed certificate made at start (the browser warns once; "+
+			"chromium --ignore-certificate-errors-spki-list=%s trusts it)\n", cert.SPKI)
+	} else {
+		fmt.Fprintf(stdout, "mediaupload demo: %s\n", url)
+	}
 	fmt.Fprintf(stdout, "  reference server  %sref/upload/storage/v1/b/%s/o  (objects: %sref/_ref/objects)\n", url, c.bucket, url)
 	fmt.Fprintf(stdout, "  fake-gcs-server   %supload/storage/v1/b/%s/o  (objects: %sstorage/v1/b/%s/o)\n", url, c.bucket, url, c.bucket)
 	if c.dataDir != "" {
@@ -117,9 +158,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fmt.Fprintf(stdout, "press Ctrl+C to stop\n")
 
-	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if tln != nil {
+		go func() { errc <- srv.ServeTLS(tln, "", "") }()
+	}
 	select {
 	case err := <-errc:
 		fmt.Fprintf(stderr, "serve: %v\n", err)

@@ -1,0 +1,345 @@
+// The many-files part of ./build.sh bench (BENCH_ONLY=files; issue "Slow links"): 300 files of
+// 50 KB to 5 MB (sizes drawn log-uniformly with a fixed seed: many small files, a few big ones,
+// about 320 MB in all), written to a folder and picked in an <input type="file" multiple> (Files
+// on disk, as a page gets them: slices of a File made in memory are copies in Chromium's Blob
+// store, and 300 of them run it out of memory, ERR_BLOB_OUT_OF_MEMORY, until a GC), each uploaded
+// to the reference server over loopback in headless Chromium, six at a time, six ways:
+//   - the module's queue, mu.queue({ concurrency: 6 }), at the defaults (resumable, chunkSize
+//     "auto": a session start, then chunks from 256 KiB up);
+//   - the same queue with chunkSize 0 (a session start and one PUT of the file: the plain
+//     loop's requests, so that what differs from it is the module's own cost);
+//   - the same queue at the defaults, each File handed over as a Blob of all of it
+//     (file.slice()): the module watches a File for changes on disk (engine/file-watch.js,
+//     small reads before each request), not a Blob, so what differs is the watch's cost;
+//   - six loops of mu.upload at the defaults, without the queue (what differs from the first is
+//     the queue's own cost);
+//   - plain fetch, six loops: a session start and one PUT of the file;
+//   - plain fetch, six loops: one uploadType=media POST of the file;
+//   - Uppy 6 with @uppy/xhr-upload (XMLHttpRequest, one media POST per file, limit 6), timed
+//     from addFiles.
+// Printed per way, medians of BENCH_FILES_RUNS rounds (each checks every stored object's size
+// and MD5): files per second and MB/s; the requests per file; the CPU time per file of the
+// browser's processes and of the server (from /proc) and of the page's main thread (Chromium's
+// DevTools metrics); and, from each request's times (fetch wrapped on the page), where a file's
+// time goes: from its start to its first request, between its requests, from its last answer to
+// its end, and from a file's end to the start of the next one in the freed slot.
+//
+// Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300).
+
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { scratchDir } from "../test/browsers.mjs";
+import { REPO_ROOT, pseudoRandomBytes } from "../test/harness.mjs";
+
+const N = Number(process.env.BENCH_FILES_N ?? 300);
+const CONCURRENCY = 6;
+const SEED = 0xf11e5;
+const MIN = 50_000;
+const MAX = 5_000_000;
+
+const WAYS = [
+  ["queue", "module: mu.queue({ concurrency: 6 }), defaults"],
+  ["queue0", "module: mu.queue, chunkSize 0 (start + 1 PUT)"],
+  ["queueBlob", "module: mu.queue, defaults, file.slice() Blobs"],
+  ["loops", "module: 6 loops of mu.upload, defaults"],
+  ["plain", "plain fetch: start + 1 PUT, 6 loops"],
+  ["media", "plain fetch: 1 media POST, 6 loops"],
+  ["uppy", "Uppy 6 + @uppy/xhr-upload, limit 6"],
+];
+
+// The files' sizes: log-uniform in [MIN, MAX], from a small seeded generator (mulberry32).
+export function fileSizes(n = N, seed = SEED) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return Array.from({ length: n }, () => Math.round(MIN * Math.exp(next() * Math.log(MAX / MIN))));
+}
+
+// Runs in the page. Wraps fetch before the module loads, to time every request; takes the
+// files; runs each way.
+const FILES_CODE = () => {
+  const requests = []; // { name, call, answered } per fetch
+  const orig = window.fetch;
+  window.fetch = function (input, init) {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    const rec = { name: /[?&]name=([^&]+)/.exec(url)?.[1] ?? "", call: performance.now(), answered: 0 };
+    requests.push(rec);
+    const p = orig.apply(this, arguments);
+    p.then(() => (rec.answered = performance.now()), () => (rec.answered = -1));
+    return p;
+  };
+  let files = [];
+  // The Files picked in #pick, in the order of their names' numbers; their sizes.
+  window.takeFiles = () => {
+    const index = (f) => Number(f.name.slice(1, -4));
+    files = [...document.getElementById("pick").files].sort((a, b) => index(a) - index(b));
+    return files.map((f) => f.size);
+  };
+  const startSession = async (url, size) => {
+    const r = await fetch(url + "&uploadType=resumable", {
+      method: "POST",
+      headers: { "X-Upload-Content-Type": "application/octet-stream", "X-Upload-Content-Length": String(size) },
+    });
+    if (r.status !== 200) throw new Error("start: " + r.status);
+    await r.arrayBuffer();
+    return r.headers.get("Location");
+  };
+  // n loops that take the next file until none is left; one(file) uploads it.
+  const loops = async (n, one, mark) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: n }, async () => {
+        while (next < files.length) {
+          const i = next++;
+          mark[i].start = performance.now();
+          await one(files[i]);
+          mark[i].end = performance.now();
+        }
+      }),
+    );
+  };
+  window.filesRun = async (how, base) => {
+    requests.length = 0;
+    const url = (f) => `${base}?name=${f.name}`;
+    const mark = files.map(() => ({ start: 0, end: 0 }));
+    const t0 = performance.now();
+    let setupMs = 0;
+    if (how === "queue" || how === "queue0" || how === "queueBlob") {
+      const q = window.mu.queue({ concurrency: 6 });
+      const idle = new Promise((r) => q.addEventListener("idle", r, { once: true }));
+      const ups = files.map((f, i) => {
+        const source = how === "queueBlob" ? f.slice() : f;
+        const up = q.add(source, how === "queue0" ? { url: url(f), chunkSize: 0 } : { url: url(f) });
+        up.addEventListener("loadstart", () => (mark[i].start = performance.now()));
+        up.addEventListener("loadend", () => (mark[i].end = performance.now()));
+        return up;
+      });
+      await idle;
+      const failed = (await Promise.allSettled(ups)).filter((r) => r.status === "rejected");
+      if (failed.length) throw new Error(`${failed.length} uploads failed: ${failed[0].reason?.message}`);
+    } else if (how === "loops") {
+      await loops(6, (f) => window.mu.upload(f, { url: url(f) }).then(() => {}), mark);
+    } else if (how === "plain") {
+      await loops(6, async (f) => {
+        const session = await startSession(url(f), f.size);
+        const r = await fetch(session, { method: "PUT", headers: { "Content-Range": `bytes 0-${f.size - 1}/${f.size}` }, body: f });
+        if (r.status !== 200 && r.status !== 201) throw new Error("PUT: " + r.status);
+        await r.arrayBuffer();
+      }, mark);
+    } else if (how === "media") {
+      await loops(6, async (f) => {
+        const r = await fetch(url(f) + "&uploadType=media", { method: "POST", body: f });
+        if (r.status !== 200) throw new Error("media: " + r.status);
+        await r.arrayBuffer();
+      }, mark);
+    } else if (how === "uppy") {
+      const { Uppy, XHRUpload } = window.UppyLib;
+      const uppy = new Uppy({ autoProceed: false }).use(XHRUpload, {
+        endpoint: (file) => `${base}?uploadType=media&name=${file.name}`,
+        method: "POST",
+        formData: false,
+        limit: 6,
+      });
+      const byName = new Map(files.map((f, i) => [f.name, i]));
+      uppy.on("upload-start", (fs) => { for (const f of fs) mark[byName.get(f.name)].start = performance.now(); });
+      uppy.on("upload-success", (f) => (mark[byName.get(f.name)].end = performance.now()));
+      uppy.addFiles(files.map((f) => ({ name: f.name, type: f.type, data: f, source: "bench" })));
+      setupMs = performance.now() - t0;
+      const result = await uppy.upload();
+      if (result.failed?.length) throw new Error(`uppy: ${result.failed.length} failed: ${result.failed[0].error}`);
+      uppy.destroy();
+    }
+    const ms = performance.now() - t0;
+    return { ms, setupMs, mark, requests: requests.map((r) => [r.name, r.call, r.answered]) };
+  };
+};
+
+const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+// CPU seconds so far of this process's descendants, split into the browser's processes and the
+// rest (the reference server: `go run` and its binary), from /proc.
+const TICK = 100; // USER_HZ on Linux
+function cpuNow() {
+  const procs = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const comm = stat.slice(stat.indexOf("(") + 1, close);
+      const f = stat.slice(close + 2).split(" ");
+      procs.set(Number(d), { comm, ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / TICK });
+    } catch {}
+  }
+  const out = { browser: 0, server: 0 };
+  const mine = (pid) => {
+    for (let p = pid, hops = 0; p > 1 && hops < 20; p = procs.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
+    return false;
+  };
+  for (const [pid, p] of procs) {
+    if (pid === process.pid || !mine(pid)) continue;
+    if (/chrom/i.test(p.comm)) out.browser += p.cpu;
+    else out.server += p.cpu;
+  }
+  return out;
+}
+
+// The analysis of one run: per file, where its time went (see the file's comment).
+function breakdown(run) {
+  const byName = new Map();
+  for (const [name, call, answered] of run.requests) {
+    if (!byName.has(name)) byName.set(name, []);
+    byName.get(name).push({ call, answered });
+  }
+  const toFirst = [], between = [], toEnd = [], server = [];
+  run.mark.forEach((m, i) => {
+    const rs = byName.get(`f${i}.bin`) ?? [];
+    if (!rs.length) return;
+    toFirst.push(rs[0].call - m.start);
+    let gap = 0, inServer = 0;
+    for (let k = 0; k < rs.length; k++) {
+      inServer += rs[k].answered - rs[k].call;
+      if (k) gap += rs[k].call - rs[k - 1].answered;
+    }
+    between.push(gap);
+    server.push(inServer);
+    toEnd.push(m.end - rs[rs.length - 1].answered);
+  });
+  // A slot freed by a file's end is taken by the next start: the k-th start after the first
+  // six follows the (k-6)-th end.
+  const starts = run.mark.map((m) => m.start).sort((a, b) => a - b);
+  const ends = run.mark.map((m) => m.end).sort((a, b) => a - b);
+  const slot = [];
+  for (let k = CONCURRENCY; k < starts.length; k++) slot.push(starts[k] - ends[k - CONCURRENCY]);
+  // How many files were in flight on average: their summed times over the round's.
+  const inFlight = sum(run.mark.map((m) => m.end - m.start)) / run.ms;
+  const duration = run.mark.map((m) => m.end - m.start);
+  return { toFirst, between, toEnd, server, slot, inFlight, duration };
+}
+
+/** Runs the files part in env (bench.mjs's: Chromium, the reference server) and prints it. */
+export async function benchFiles(env, rounds) {
+  const sizes = fileSizes();
+  const total = sum(sizes);
+  // File i holds the first sizes[i] bytes of one block.
+  const block = pseudoRandomBytes(Math.max(...sizes), SEED);
+  const md5 = new Map(sizes.map((n) => [n, createHash("md5").update(block.subarray(0, n)).digest("base64")]));
+  const folder = scratchDir("mediaupload-bench-files-");
+  try {
+    const paths = sizes.map((n, i) => {
+      const path = join(folder.dir, `f${i}.bin`);
+      writeFileSync(path, block.subarray(0, n));
+      return path;
+    });
+    await run(env, rounds, sizes, total, md5, paths);
+  } finally {
+    folder.remove();
+  }
+}
+
+async function run(env, rounds, sizes, total, md5, paths) {
+  env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
+  env.web.page(
+    "/files.html",
+    `<!doctype html><meta charset="utf-8"><title>files bench</title>
+    <input type="file" id="pick" multiple>
+    <script type="module">
+      (${FILES_CODE})();
+      window.UppyLib = await import("/node_modules/uppy/dist/uppy.min.mjs");
+      const { load } = await import("/dist/mediaupload.js");
+      window.mu = await load();
+      window.ready = true;
+    </script>`,
+  );
+  const page = await env.openPage("/files.html");
+  await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
+  await page.setInputFiles("#pick", paths);
+  const picked = await page.evaluate(() => window.takeFiles());
+  if (picked.join() !== sizes.join()) throw new Error("the files picked are not the files written");
+  const cdp = await env.browser.context.newCDPSession(page);
+  await cdp.send("Performance.enable");
+  const mainThread = async () => {
+    const { metrics } = await cdp.send("Performance.getMetrics");
+    return Object.fromEntries(metrics.map((m) => [m.name, m.value])).TaskDuration;
+  };
+  console.log(
+    `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
+      `median ${(median(sizes) / 1e3).toFixed(0)} KB), ${CONCURRENCY} at a time, headless Chromium to the reference server ` +
+      `over loopback (HTTP/1.1), ${rounds} rounds, medians; every object's size and MD5 checked`,
+  );
+  const t = new Map(WAYS.map(([how]) => [how, []]));
+  const problems = [];
+  for (let i = 0; i < rounds; i++) {
+    const order = WAYS.map(([how]) => how);
+    for (let k = 0; k < i % order.length; k++) order.push(order.shift());
+    for (const how of order) {
+      await env.ref.reset();
+      const [cpu0, main0] = [cpuNow(), await mainThread()];
+      // A bucket of its own for each way and round: Chromium caches preflights by URL, and a
+      // way must not find those of another one's uploads.
+      const base = `${env.ref.httpURL}/upload/storage/v1/b/files-${how}-${i}/o`;
+      const run = await page.evaluate(([how, base]) => window.filesRun(how, base), [how, base]);
+      const [cpu1, main1] = [cpuNow(), await mainThread()];
+      const log = await env.ref.log();
+      const preflights = log.filter((e) => e.kind === "preflight").length;
+      const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
+      const bad = objs.filter((o) => o.md5Hash !== md5.get(sizes[Number(o.name.slice(1, -4))])).length;
+      if (objs.length !== N || bad) problems.push(`${how}, round ${i + 1}: ${objs.length} objects stored, ${bad} wrong`);
+      t.get(how).push({
+        ...breakdown(run),
+        requests: (log.length - preflights) / N,
+        preflights: preflights / N,
+        ms: run.ms,
+        setupMs: run.setupMs,
+        browserCPU: (cpu1.browser - cpu0.browser) * 1000,
+        serverCPU: (cpu1.server - cpu0.server) * 1000,
+        mainMs: (main1 - main0) * 1000,
+      });
+    }
+  }
+  await env.ref.reset();
+  await cdp.detach();
+  await page.close();
+
+  const col = (s, w) => String(s).padStart(w);
+  console.log(
+    `  ${"way".padEnd(46)}${col("files/s", 8)}${col("MB/s", 7)}${col("req/file", 9)}${col("+preflights", 12)}` +
+      `${col("browser CPU", 12)}${col("main thr.", 10)}${col("server CPU", 11)}   ms per file`,
+  );
+  for (const [how, label] of WAYS) {
+    const rs = t.get(how);
+    const ms = median(rs.map((r) => r.ms));
+    const per = (k) => (median(rs.map((r) => r[k])) / N).toFixed(2);
+    console.log(
+      `  ${label.padEnd(46)}${col((N / (ms / 1000)).toFixed(1), 8)}${col((total / 1e6 / (ms / 1000)).toFixed(0), 7)}` +
+        `${col(median(rs.map((r) => r.requests)).toFixed(2), 9)}${col(median(rs.map((r) => r.preflights)).toFixed(2), 12)}` +
+        `${col(per("browserCPU"), 12)}${col(per("mainMs"), 10)}` +
+        `${col(per("serverCPU"), 11)}${how === "uppy" ? `   (addFiles ${median(rs.map((r) => r.setupMs)).toFixed(0)} ms of the time)` : ""}`,
+    );
+  }
+  console.log(
+    `  where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
+      `requests (sum), in the server (call to answer, summed), last answer -> its end; a file's end -> the next start in its slot`,
+  );
+  for (const [how, label] of WAYS) {
+    if (how === "uppy") continue; // XMLHttpRequest: not seen by the fetch wrapper
+    const rs = t.get(how);
+    const all = (k) => median(rs.flatMap((r) => r[k])).toFixed(2);
+    console.log(
+      `  ${label.padEnd(46)} first ${all("toFirst")}, between ${all("between")}, server ${all("server")}, ` +
+        `to end ${all("toEnd")}; slot ${all("slot")}; whole file ${all("duration")}; in flight ${median(rs.map((r) => r.inFlight)).toFixed(1)}`,
+    );
+  }
+  console.log(
+    `  (req/file and preflights per file: the server's log; CPU columns: ms per file over the round, all of the browser's ` +
+      `processes and the server's from /proc, and the page's main thread from DevTools' TaskDuration)`,
+  );
+  for (const p of problems) console.log(`  ${p}`);
+}
