@@ -15,7 +15,8 @@ package core
 // more) and at most 1.6 s (progress at least every ~2 s); where even 1.6 s cannot make the
 // cost small (a round trip over ~110 ms), progress wins. The next chunk is then rate × target bytes,
 // rounded to 256 KiB, no more than growth × the last one (a first chunk is small: the first
-// progress comes at once, and the rate is not known yet), or fastGrowth × while the last one
+// progress comes at once, and the rate is not known yet: unless a Link, what uploads before
+// this one measured, tells it, link.go), or fastGrowth × while the last one
 // took under a sixteenth of the target (on loopback and fast links the ramp-up from 256 KiB
 // would otherwise cost several short requests), at least one unit, at most Max.
 //
@@ -24,6 +25,16 @@ package core
 // at once. The fixed cost is the shortest answer time seen for a request without a body (the
 // session start, a status query) or, before any, a guess. A chunk that fails halves the next
 // one (less to send again on a flaky link); growth resumes with the chunks that succeed.
+//
+// Two things change the target. A page may bound the gap between progress reports
+// (Interval, the option progressIntervalMs): the chunk's time and its fixed cost then fit in
+// it, at whatever share of the link that leaves. And where the transport reports progress
+// inside a chunk (Request.OnSent: Chromium's fetch with a stream body, over HTTP/2), a chunk's
+// length no longer sets the cadence: it aims at countedChunkTime (or fifteen fixed costs, if
+// more), and grows there at once, without the ramp, whose reason (the first progress at
+// once, a rate not yet known) the counting takes away. Each answer says which holds: a chunk
+// counted tells the sizer so (Answered), a chunk sent whole (the transport fell back to a
+// Blob body) sends it back to the target above.
 //
 // ChunkSizer is sans-I/O: it is told what happened and answers with a size; it never looks at
 // a clock. It is not safe for concurrent use (the upload's driver loop alone uses it).
@@ -50,16 +61,25 @@ const (
 	maxChunkTime  = 1600 * Millisecond    // no longer: a progress report every ~2 s
 	guessCost     = 50 * Millisecond      // the fixed cost before any is measured
 	minTransfer   = Duration(Millisecond) // the least a chunk's bytes are taken to have taken
+	// countedChunkTime is a chunk's time where progress comes inside it: long enough that
+	// the fixed cost is a hundredth or two even over a slow link's round trip, short enough
+	// that a chunk lost near its end costs seconds, not minutes, to send again.
+	countedChunkTime = 10 * Second
 )
 
 // ChunkSizer chooses the size of each chunk of an upload (see the file's comment).
 type ChunkSizer struct {
 	Max int64 // the largest chunk: a positive multiple of ChunkAlign
+	// Interval, when positive, is the longest gap between progress reports the page bears
+	// (Options.ProgressInterval): a chunk not counted inside lasts, with its fixed cost, no
+	// longer. 0: about a second (minChunkTime to maxChunkTime, see the file's comment).
+	Interval Duration
 
-	last   int64    // the size of the last chunk chosen, 0 before the first
-	rate   float64  // bytes per second, 0 until a chunk is answered
-	cost   Duration // the fixed cost of a request, 0 until one is measured
-	shrunk bool     // the last chunk failed: the next is at most half of it
+	last    int64    // the size of the last chunk chosen, 0 before the first
+	rate    float64  // bytes per second, 0 until a chunk is answered
+	cost    Duration // the fixed cost of a request, 0 until one is measured
+	shrunk  bool     // the last chunk failed: the next is at most half of it
+	counted bool     // the last chunk answered reported progress inside (Request.OnSent)
 }
 
 // NewChunkSizer returns a sizer whose chunks are at most max bytes (rounded down to 256 KiB,
@@ -79,9 +99,10 @@ func (c *ChunkSizer) RoundTrip(d Duration) {
 	}
 }
 
-// Answered tells the sizer that a chunk of size bytes was sent and answered in d.
-func (c *ChunkSizer) Answered(size int64, d Duration) {
-	c.shrunk = false
+// Answered tells the sizer that a chunk of size bytes was sent and answered in d; counted:
+// the transport reported progress inside it (Request.OnSent).
+func (c *ChunkSizer) Answered(size int64, d Duration, counted bool) {
+	c.shrunk, c.counted = false, counted
 	if size <= 0 || d <= 0 {
 		return
 	}
@@ -96,6 +117,10 @@ func (c *ChunkSizer) Answered(size int64, d Duration) {
 		c.rate = 0.5*c.rate + 0.5*r
 	}
 }
+
+// Rate is the link's rate measured so far, in bytes per second (the bytes of the chunks
+// answered over their time less the fixed cost), or 0 before any chunk is answered.
+func (c *ChunkSizer) Rate() float64 { return c.rate }
 
 // Failed tells the sizer that a chunk got no usable answer (a lost connection, a 5xx): the
 // next is at most half of it.
@@ -121,7 +146,12 @@ func (c *ChunkSizer) Next(offset, total int64) int64 {
 
 func (c *ChunkSizer) want() int64 {
 	if c.last == 0 {
-		return min(firstChunk, c.Max)
+		if c.rate == 0 {
+			return min(firstChunk, c.Max)
+		}
+		// A link already measured (by an upload before this one: link.go): no ramp.
+		size := min(int64(c.rate*c.target().Seconds()), c.Max)
+		return max(size/ChunkAlign, 1) * ChunkAlign
 	}
 	limit := c.last * growth
 	if c.shrunk {
@@ -129,14 +159,30 @@ func (c *ChunkSizer) want() int64 {
 	}
 	size := c.last * growth
 	if c.rate > 0 {
-		target := min(max(overheadShare*c.fixedCost(), minChunkTime), maxChunkTime)
-		size = int64(c.rate * target.Seconds())
-		if !c.shrunk && size >= 16*c.last {
+		size = int64(c.rate * c.target().Seconds())
+		switch {
+		case c.counted && !c.shrunk:
+			limit = size // progress comes inside: no ramp
+		case !c.shrunk && size >= 16*c.last:
 			limit = c.last * fastGrowth
 		}
 	}
 	size = min(size, limit, c.Max)
 	return max(size/ChunkAlign, 1) * ChunkAlign
+}
+
+// target is the time the next chunk's bytes should take (its fixed cost comes on top).
+func (c *ChunkSizer) target() Duration {
+	cost := c.fixedCost()
+	switch {
+	case c.counted:
+		return max(overheadShare*cost, countedChunkTime)
+	case c.Interval > 0:
+		// The gap between two reports is a chunk's time and its cost; where the cost alone
+		// takes most of the bound, half of it is the bytes' (the gap is then a round trip more).
+		return max(c.Interval-cost, c.Interval/2)
+	}
+	return min(max(overheadShare*cost, minChunkTime), maxChunkTime)
 }
 
 // fixedCost is the measured cost of a request, or the guess before one is measured.

@@ -26,7 +26,13 @@ type simulation struct {
 // start (one round trip), then chunks, each answered one round trip after its last byte.
 func simulate(t *testing.T, l link, total int64, fail func(i int) bool) simulation {
 	t.Helper()
-	c := NewChunkSizer(DefaultMaxChunkSize)
+	return simulateWith(t, l, total, fail, NewChunkSizer(DefaultMaxChunkSize), func(int) bool { return false })
+}
+
+// simulateWith is simulate with a sizer of the caller's, and counted(i) saying whether the
+// transport reported progress inside chunk i (Request.OnSent).
+func simulateWith(t *testing.T, l link, total int64, fail func(i int) bool, c *ChunkSizer, counted func(i int) bool) simulation {
+	t.Helper()
 	var sim simulation
 	sim.total = l.rtt + l.perReq
 	c.RoundTrip(l.rtt + l.perReq)
@@ -47,7 +53,7 @@ func simulate(t *testing.T, l link, total int64, fail func(i int) bool) simulati
 		sim.transfer += bytes
 		sim.sizes = append(sim.sizes, size)
 		sim.durations = append(sim.durations, d)
-		c.Answered(size, d)
+		c.Answered(size, d, counted(i))
 		off += size
 		if i > 10000 {
 			t.Fatal("no end")
@@ -117,6 +123,81 @@ func TestChunkSizerOnLinks(t *testing.T) {
 	}
 }
 
+// The links of docs/protocol.md section 8 where the transport reports progress inside each
+// chunk (a stream body over HTTP/2): after the first chunk, which finds out, one long chunk
+// without a ramp; the share of the link is then all but the round trips of three requests.
+func TestChunkSizerCountedChunks(t *testing.T) {
+	mbit := func(n float64) float64 { return n * 1e6 / 8 }
+	tests := []struct {
+		l     link
+		total int64 // about ten seconds of the link, as the bench sends
+		share float64
+	}{
+		{link{name: "100 Mbit/s, 20 ms", rate: mbit(100), rtt: 20 * Millisecond, perReq: 3 * Millisecond}, 125e6, 0.99},
+		{link{name: "20 Mbit/s, 60 ms", rate: mbit(20), rtt: 60 * Millisecond, perReq: 3 * Millisecond}, 25e6, 0.98},
+		{link{name: "10 Mbit/s, 45 ms", rate: mbit(10), rtt: 45 * Millisecond, perReq: 3 * Millisecond}, 12.5e6, 0.98},
+		{link{name: "3 Mbit/s, 150 ms", rate: mbit(3), rtt: 150 * Millisecond, perReq: 3 * Millisecond}, 3750000, 0.95},
+	}
+	for _, tt := range tests {
+		t.Run(tt.l.name, func(t *testing.T) {
+			sim := simulateWith(t, tt.l, tt.total, nil, NewChunkSizer(DefaultMaxChunkSize), func(int) bool { return true })
+			share := float64(sim.transfer) / float64(sim.total)
+			t.Logf("%d chunks, share %.3f, sizes %v", len(sim.sizes), share, sim.sizes)
+			if share < tt.share {
+				t.Errorf("share %.3f, want at least %.2f", share, tt.share)
+			}
+			if sim.sizes[0] != ChunkAlign {
+				t.Errorf("the first chunk is %d bytes: it finds out whether the transport counts", sim.sizes[0])
+			}
+			if len(sim.sizes) > 3 {
+				t.Errorf("%d chunks: counted chunks need no ramp", len(sim.sizes))
+			}
+		})
+	}
+	// A transport that stops counting (it fell back to whole bodies): the next chunk is sized
+	// for a report every second or so again.
+	l := link{name: "20 Mbit/s", rate: mbit(20), rtt: 60 * Millisecond, perReq: 3 * Millisecond}
+	sim := simulateWith(t, l, 100e6, nil, NewChunkSizer(DefaultMaxChunkSize), func(i int) bool { return i < 2 })
+	if sim.durations[2] < 5*Second {
+		t.Fatalf("chunk 2, after two counted ones, took %.2f s: want a long one (sizes %v)", sim.durations[2].Seconds(), sim.sizes)
+	}
+	for i, d := range sim.durations[3:] {
+		if d > 2*Second {
+			t.Errorf("chunk %d, after the transport stopped counting, took %.2f s (sizes %v)", i+3, d.Seconds(), sim.sizes)
+		}
+	}
+}
+
+// With Interval (progressIntervalMs), a chunk and its round trip fit in it, whatever it costs the
+// share; where one 256 KiB unit takes longer than the bound, every chunk is one unit, the least
+// the protocol allows (docs/protocol.md section 3).
+func TestChunkSizerInterval(t *testing.T) {
+	mbit := func(n float64) float64 { return n * 1e6 / 8 }
+	for _, tt := range []struct {
+		l        link
+		interval Duration
+		longest  Duration
+	}{
+		{link{name: "3 Mbit/s, 150 ms, 1 s", rate: mbit(3), rtt: 150 * Millisecond, perReq: 3 * Millisecond}, Second, Second},
+		{link{name: "100 Mbit/s, 20 ms, 400 ms", rate: mbit(100), rtt: 20 * Millisecond, perReq: 3 * Millisecond}, 400 * Millisecond, 400 * Millisecond},
+		{link{name: "20 Mbit/s, 60 ms, 300 ms", rate: mbit(20), rtt: 60 * Millisecond, perReq: 3 * Millisecond}, 300 * Millisecond, 300 * Millisecond},
+		{link{name: "3 Mbit/s, 150 ms, 200 ms: one unit", rate: mbit(3), rtt: 150 * Millisecond, perReq: 3 * Millisecond}, 200 * Millisecond, 153*Millisecond + Duration(ChunkAlign/mbit(3)*float64(Second))},
+	} {
+		t.Run(tt.l.name, func(t *testing.T) {
+			c := NewChunkSizer(DefaultMaxChunkSize)
+			c.Interval = tt.interval
+			sim := simulateWith(t, tt.l, 8<<20, nil, c, func(int) bool { return false })
+			for i, d := range sim.durations[1 : len(sim.durations)-1] {
+				// A chunk is whole 256 KiB units: its time is rounded down, never up.
+				if d > tt.longest+tt.longest/50 {
+					t.Errorf("chunk %d took %.3f s, over the bound (sizes %v)", i+1, d.Seconds(), sim.sizes)
+				}
+			}
+			t.Logf("share %.3f, sizes %v", float64(sim.transfer)/float64(sim.total), sim.sizes)
+		})
+	}
+}
+
 // A link that drops from 100 to 3 Mbit/s mid-upload: one chunk sized for the fast link takes
 // long, the next ones are sized for the slow one.
 func TestChunkSizerFollowsASlowdown(t *testing.T) {
@@ -145,7 +226,7 @@ func TestChunkSizerShrinksAfterAFailure(t *testing.T) {
 	for i := 0; i < 6; i++ { // grow on a fast link
 		s := c.Next(0, -1)
 		sizes = append(sizes, s)
-		c.Answered(s, 20*Millisecond+Duration(float64(s)/12.5e6*float64(Second)))
+		c.Answered(s, 20*Millisecond+Duration(float64(s)/12.5e6*float64(Second)), false)
 	}
 	before := c.Next(0, -1)
 	c.Failed()
@@ -158,7 +239,7 @@ func TestChunkSizerShrinksAfterAFailure(t *testing.T) {
 	if again > after/2 && after > ChunkAlign {
 		t.Fatalf("after a second failure: %d, then %d", after, again)
 	}
-	c.Answered(again, 20*Millisecond+Duration(float64(again)/12.5e6*float64(Second)))
+	c.Answered(again, 20*Millisecond+Duration(float64(again)/12.5e6*float64(Second)), false)
 	if grown := c.Next(0, -1); grown <= again {
 		t.Fatalf("no growth after a success: %d then %d", again, grown)
 	}
@@ -172,7 +253,7 @@ func TestChunkSizerBounds(t *testing.T) {
 		if s > 1<<20 || s%ChunkAlign != 0 || s <= 0 {
 			t.Fatalf("size %d", s)
 		}
-		c.Answered(s, 2*Millisecond)
+		c.Answered(s, 2*Millisecond, false)
 	}
 	if got := NewChunkSizer(1000).Max; got != ChunkAlign {
 		t.Errorf("a maximum under one unit: %d", got)
@@ -216,7 +297,7 @@ func FuzzChunkSizer(f *testing.F) {
 			case 1:
 				c.RoundTrip(Duration(b) * Millisecond)
 			default:
-				c.Answered(s, Duration(int64(b)*int64(i+1))*Millisecond)
+				c.Answered(s, Duration(int64(b)*int64(i+1))*Millisecond, false)
 				off += s
 			}
 		}

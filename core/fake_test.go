@@ -20,6 +20,7 @@ type ex struct {
 	drop   bool          // no answer at all: a lost connection
 	err    error         // the transport's error instead of an answer
 	wait   time.Duration // how long the answer takes (fake time, inside a synctest bubble)
+	sent   []int64       // the body's bytes taken, told through Request.OnSent, evenly over wait
 
 	check func(t *testing.T, r *Request) // more checks of the request
 }
@@ -65,7 +66,16 @@ func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 	if e.check != nil {
 		e.check(s.t, r)
 	}
-	if e.wait > 0 {
+	switch {
+	case e.sent != nil:
+		if r.OnSent == nil {
+			s.t.Errorf("request %d: no OnSent to tell %v to", s.i-1, e.sent)
+		}
+		for _, n := range e.sent {
+			time.Sleep(e.wait / time.Duration(len(e.sent)))
+			r.OnSent(n)
+		}
+	case e.wait > 0:
 		time.Sleep(e.wait)
 	}
 	if e.drop {

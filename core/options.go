@@ -62,6 +62,18 @@ type Options struct {
 	// as any lost connection.
 	WaitOnline func(ctx Context) error
 
+	// ProgressInterval, when positive, is the longest gap between progress reports the
+	// caller bears where the transport reports none inside a request: ChunkAuto's chunks
+	// (with their fixed cost) last no longer, at whatever share of the link that leaves. 0:
+	// about a second, longer (up to 1.6 s) where a long round trip would otherwise cost over
+	// a tenth of the link (chunksize.go).
+	ProgressInterval Duration
+
+	// Link, when set, is what earlier uploads to the same origin measured of the link, and
+	// where this one keeps what it measures (link.go): the first chunk is then sized from it.
+	// Shared by the uploads of a page (Links.For); nil: each upload finds out alone.
+	Link *Link
+
 	// StallTimeout bounds how long a request may go unanswered before it is taken for a lost
 	// connection (the transport aborts it): 0 means the default, derived from the request's
 	// size and the rate measured so far (offline.go); negative means never.
@@ -145,6 +157,9 @@ func (o *Options) validate(src Source) error {
 		if src.Size() < 0 {
 			o.MaxChunkSize = DefaultStreamMaxChunkSize
 		}
+	}
+	if o.ProgressInterval < 0 {
+		return &ArgumentError{Field: "progressIntervalMs", Reason: "must be a positive number of milliseconds"}
 	}
 	if o.MaxChunkSize < 0 || o.MaxChunkSize%ChunkAlign != 0 {
 		return &ArgumentError{Field: "maxChunkSize", Reason: "must be a positive multiple of 262144"}

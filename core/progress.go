@@ -24,6 +24,7 @@ type progressState struct {
 	p       Progress
 	lastT   Duration // Clock.Now at the last answer (or the end of a standstill)
 	carried int64    // bytes carried since lastT
+	flight  int64    // bytes of the request under way already counted (sending)
 }
 
 func (s *progressState) start(now Duration, total int64) {
@@ -31,10 +32,33 @@ func (s *progressState) start(now Duration, total int64) {
 	s.lastT = now
 }
 
+// newRequest starts the count of a request's bytes taken by the network (sending).
+func (s *progressState) newRequest() { s.flight = 0 }
+
+// sending records that n bytes of the body of the request under way, which starts at byte
+// start of the upload, count as sent (Request.OnSent, paced: resumable.go): Loaded moves to
+// start+n if that is further, and the rate takes in what was not counted yet. The server
+// confirms nothing of them: Confirmed waits for its answer. It reports whether Loaded moved.
+func (s *progressState) sending(now Duration, start, n int64) bool {
+	if n <= s.flight {
+		return false
+	}
+	before := s.p.Loaded
+	s.advance(now, n-s.flight, start+n)
+	s.flight = n
+	return s.p.Loaded != before
+}
+
 // moved records the answer to a request that carried n bytes and left the upload at end:
 // Loaded becomes end if that is further (it never goes back, even when a lost session or a
-// server that kept less makes the same bytes go again), and the rate takes in the n bytes.
+// server that kept less makes the same bytes go again), and the rate takes in the n bytes,
+// but for those already counted while it was under way (sending).
 func (s *progressState) moved(now Duration, n, end int64) {
+	n, s.flight = max(n-s.flight, 0), 0
+	s.advance(now, n, end)
+}
+
+func (s *progressState) advance(now Duration, n, end int64) {
 	s.p.Loaded = max(s.p.Loaded, end)
 	s.carried += n
 	if dt := now - s.lastT; dt > 0 {

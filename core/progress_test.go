@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 	"testing/synctest"
@@ -85,5 +86,138 @@ func crIs(first, last, total int64) func(*testing.T, *Request) {
 		if got := r.Header.Get("Content-Range"); got != want {
 			t.Errorf("Content-Range %q, want %q", got, want)
 		}
+	}
+}
+
+// Where the transport tells how much of a chunk the network has taken (Request.OnSent: a stream
+// body over HTTP/2, docs/protocol.md section 8), loaded moves inside the chunk and never back,
+// confirmed only with the server's answers, and the rate counts each byte once.
+func TestProgressInsideChunks(t *testing.T) {
+	const mib = 4 * K256
+	quarters := func(int64) []int64 { return []int64{K256, 2 * K256, 3 * K256, mib} }
+	var seen []Progress
+	synctest.Test(t, func(t *testing.T) {
+		exs := []ex{start(),
+			{n: mib, status: 308, rng: "bytes=0-1048575", wait: time.Second, sent: quarters(0)},
+			// The connection drops after half of the second chunk went: the server kept 256 KiB of it.
+			{n: mib, drop: true, wait: time.Second / 2, sent: []int64{K256, 2 * K256}},
+			{cr: "bytes */3145728", n: 0, status: 308, rng: "bytes=0-1310719"},
+			{n: mib, status: 308, rng: "bytes=0-2359295", wait: time.Second, sent: quarters(0)},
+			{n: 3 * K256, status: 200, wait: 3 * time.Second / 4, sent: []int64{K256, 2 * K256, 3 * K256}},
+		}
+		s := &script{t: t, exs: exs}
+		o := Options{URL: testURL, ChunkSize: mib, Retry: fastRetry(), OnProgress: func(p Progress) { seen = append(seen, p) }}
+		u, err := New(s, &memSource{data: data(3 * mib)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.done()
+	})
+	var loaded, confirmed []int64
+	for i, p := range seen {
+		if i > 0 && p.Loaded < seen[i-1].Loaded {
+			t.Errorf("loaded went back: %d after %d", p.Loaded, seen[i-1].Loaded)
+		}
+		if p.Confirmed > p.Loaded {
+			t.Errorf("confirmed %d ahead of loaded %d", p.Confirmed, p.Loaded)
+		}
+		loaded = append(loaded, p.Loaded)
+		confirmed = append(confirmed, p.Confirmed)
+	}
+	// Inside the first chunk: a report per quarter, nothing confirmed until its answer; the
+	// first count is held until a second one shows the rate the browser takes bytes at (the
+	// link's: no answer has measured it yet).
+	wantL := []int64{0, 2 * K256, 3 * K256, mib, mib}
+	wantC := []int64{0, 0, 0, 0, mib}
+	if !slices.Equal(loaded[:5], wantL) || !slices.Equal(confirmed[:5], wantC) {
+		t.Errorf("the first chunk: loaded %v, confirmed %v; want %v, %v", loaded[:5], confirmed[:5], wantL, wantC)
+	}
+	// The dropped chunk's bytes stay loaded (it never goes back) while confirmed waits for the
+	// status query, which says 1310720.
+	if !slices.Contains(loaded, mib+2*K256) || !slices.Contains(confirmed, mib+K256) {
+		t.Errorf("the dropped chunk: loaded %v, confirmed %v", loaded, confirmed)
+	}
+	last := seen[len(seen)-1]
+	if last.Loaded != 3*mib || last.Confirmed != 3*mib {
+		t.Errorf("last %+v", last)
+	}
+	// 3.5 MiB carried (the 256 KiB the server lost sent twice) over 3.25 s of sending and the
+	// retry's short wait: about a MiB a second, not twice that.
+	if last.BytesPerSecond < 0.7*mib || last.BytesPerSecond > 1.1*mib { // counted twice: 1.22 MiB/s
+		t.Errorf("rate %.0f B/s, want about %d: each byte counted once", last.BytesPerSecond, mib)
+	}
+}
+
+// The browser takes a body far ahead of what the server has received (its buffers), then
+// waits for the answer with nothing more to count: inside a chunk, loaded follows the rate the
+// server has shown so far, not the bytes taken, through the wait too.
+func TestProgressInsideChunksPaced(t *testing.T) {
+	const mib = 4 * K256
+	var seen []Progress
+	synctest.Test(t, func(t *testing.T) {
+		all := []int64{mib, mib, mib, mib} // all of it taken at once, told four times
+		exs := []ex{start(),
+			{n: mib, status: 308, rng: "bytes=0-1048575", wait: time.Second, sent: []int64{K256, 2 * K256, 3 * K256, mib}},
+			{n: mib, status: 200, wait: time.Second, sent: all},
+		}
+		s := &script{t: t, exs: exs}
+		o := Options{URL: testURL, ChunkSize: mib, Retry: fastRetry(), OnProgress: func(p Progress) { seen = append(seen, p) }}
+		u, err := New(s, &memSource{data: data(2 * mib)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.done()
+	})
+	var inSecond []int64
+	for _, p := range seen {
+		if p.Confirmed == mib && p.Loaded > mib && p.Loaded < 2*mib {
+			inSecond = append(inSecond, p.Loaded-mib)
+		}
+	}
+	// About a MiB a second: a quarter of it every 250 ms, not all of it at once.
+	if len(inSecond) < 2 || inSecond[0] > K256+K256/4 {
+		t.Errorf("inside the second chunk, loaded moved by %v: want steps of about %d", inSecond, K256)
+	}
+}
+
+// The first chunk of an upload, before any answer measured the link: the browser takes most of
+// the body at once into its buffers, then the rest as fast as the link carries it, then waits.
+// Loaded follows the rate of that second part from the start of the request, through the wait.
+func TestProgressFirstChunkPacedBySlope(t *testing.T) {
+	const mib = 4 * K256
+	var seen []Progress
+	synctest.Test(t, func(t *testing.T) {
+		// A link of 256 KiB/s, 640 KiB of buffers, a tell every half second for 4 s.
+		var sent []int64
+		for i := 1; i <= 8; i++ {
+			sent = append(sent, min(mib, 640*1024+int64(i)*K256/2))
+		}
+		exs := []ex{start(), {n: mib, status: 200, wait: 4 * time.Second, sent: sent}}
+		s := &script{t: t, exs: exs}
+		o := Options{URL: testURL, ChunkSize: mib, Retry: fastRetry(), OnProgress: func(p Progress) { seen = append(seen, p) }}
+		u, err := New(s, &memSource{data: data(mib)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.done()
+	})
+	var steps []int64
+	for i := 1; i < len(seen); i++ {
+		steps = append(steps, seen[i].Loaded-seen[i-1].Loaded)
+	}
+	// Seven reports inside: the first at 1 s (the first count held until a second one showed
+	// the rate), a quarter MiB; then one each half second, an eighth of a MiB: the link's, not
+	// the 768 KiB the browser took at once.
+	if len(steps) < 7 || steps[0] > K256+1024 || slices.Max(steps[1:6]) > K256/2+1024 {
+		t.Errorf("loaded moved by %v: want a quarter MiB, then steps of about %d", steps, K256/2)
 	}
 }

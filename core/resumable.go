@@ -31,11 +31,13 @@ func newSession(adopted bool, total int64) sessionState {
 // resumable is one resumable upload under way: its session's state, and what the driver loop
 // carries from one request to the next. Only runResumable's goroutine touches it.
 type resumable struct {
-	u      *Upload
-	s      sessionState
-	query  bool  // the next request is a status query
-	hidden int64 // the end of a chunk whose answer the transport could not read, or -1
-	lost   int   // sessions lost (404, 410) so far
+	u       *Upload
+	s       sessionState
+	query   bool    // the next request is a status query
+	hidden  int64   // the end of a chunk whose answer the transport could not read, or -1
+	lost    int     // sessions lost (404, 410) so far
+	counted bool    // the transport reported progress inside the latest chunk (Request.OnSent)
+	rate    float64 // bytes per second of the latest chunk answered, its round trip included
 }
 
 // runResumable sends a resumable upload (docs/protocol.md sections 2–5): a session, then chunks
@@ -131,24 +133,89 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 	if r.query {
 		return r.u.statusQuery(), -1, nil
 	}
-	req, end, err := r.u.chunk(ctx, r.s.offset)
+	u, offset := r.u, r.s.offset
+	req, end, err := u.chunk(ctx, offset)
 	if err != nil {
 		return nil, 0, err
+	}
+	// Where the transport can tell, progress comes while the chunk is under way, confirmed
+	// only with the server's answer (docs/protocol.md section 8): paced (pacer).
+	r.counted = false
+	pace := pacer{begun: u.o.Clock.Now(), rate: r.linkRate(), size: end - offset}
+	req.OnSent = func(n int64) {
+		r.counted = true
+		now := u.o.Clock.Now()
+		if u.prog.sending(now, offset, pace.paced(now, n)) {
+			u.emitProgress()
+		}
 	}
 	r.s.sent = max(r.s.sent, end)
 	r.s.finalSent = r.s.finalSent || end == r.u.total
 	return req, end, nil
 }
 
+// pacer turns the bytes of a chunk's body the transport says the network has taken into the
+// bytes to count as sent (docs/protocol.md section 8). The browser takes a body megabytes ahead
+// of what the server has received (its buffers and HTTP/2's window), and then waits for the
+// answer with nothing more to take; counted as taken, loaded would leap and then stand still.
+// So it moves no faster than the link's rate: the rate measured so far (the answers' own), or,
+// before any answer measured it, the rate at which the browser went on taking bytes after its
+// first count (once its buffers are full, it takes them as fast as the link carries them).
+// The transport tells its count again while it waits, and loaded follows the link through
+// the wait too.
+type pacer struct {
+	begun   Duration // Clock.Now when the request was made
+	rate    float64  // the link's rate, bytes per second; 0: not measured yet
+	size    int64    // the body's bytes
+	told    bool     // a count was told
+	firstAt Duration // when the first count was told, and that count
+	first   int64
+	last    int64   // the latest count
+	slope   float64 // bytes per second taken from the first count to the latest that grew
+}
+
+func (p *pacer) paced(now Duration, n int64) int64 {
+	rate := p.rate
+	if rate <= 0 {
+		switch {
+		case !p.told:
+			p.told, p.firstAt, p.first, p.last = true, now, n, n
+			if n >= p.size {
+				return n // all of it taken at once: nothing to tell the link's rate from
+			}
+			return 0
+		case n > p.last && now > p.firstAt:
+			p.slope, p.last = float64(n-p.first)/(now-p.firstAt).Seconds(), n
+		}
+		if rate = p.slope; rate <= 0 {
+			return 0
+		}
+	}
+	return min(n, int64(rate*(now-p.begun).Seconds()))
+}
+
+// linkRate is the link's rate as the server's answers show it, in bytes per second: the
+// chunk sizer's measure (chunksize.go), else the latest chunk's; 0 before any answer. (Not
+// the progress's rate: that counts bytes the browser took, ahead of the server.)
+func (r *resumable) linkRate() float64 {
+	if s := r.u.sizer; s != nil && s.Rate() > 0 {
+		return s.Rate()
+	}
+	return r.rate
+}
+
 // measure tells the chunk sizer (with "auto") what the exchange showed of the link.
 func (r *resumable) measure(v verdict, chunkEnd int64) {
 	u := r.u
+	if (v == vAnswer || v == vHidden) && chunkEnd > r.s.offset && u.took > 0 {
+		r.rate = float64(chunkEnd-r.s.offset) / u.took.Seconds()
+	}
 	if u.sizer == nil {
 		return
 	}
 	switch {
 	case (v == vAnswer || v == vHidden) && chunkEnd > r.s.offset:
-		u.sizer.Answered(chunkEnd-r.s.offset, u.took)
+		u.sizer.Answered(chunkEnd-r.s.offset, u.took, r.counted)
 		if v == vHidden {
 			u.prog.moved(u.o.Clock.Now(), chunkEnd-r.s.offset, r.s.offset) // carried; where it left the upload, the query tells
 		}
@@ -157,6 +224,7 @@ func (r *resumable) measure(v verdict, chunkEnd int64) {
 	case chunkEnd > r.s.offset:
 		u.sizer.Failed()
 	}
+	u.o.Link.learn(u.sizer, u.o.Clock.Now()) // for the next upload to the origin (link.go)
 }
 
 // answer reads the answer to a chunk or a status query (sections 3 and 4): the final result,

@@ -68,6 +68,12 @@ type Request struct {
 	// answer to a session request (a browser's, in some engines: docs/protocol.md section 6)
 	// returns a *HiddenRedirectError instead.
 	Session bool
+	// OnSent, when set, is for a transport that can tell how much of the body the network has
+	// taken while the request is under way (a browser's fetch with a stream body, over HTTP/2:
+	// docs/protocol.md section 8): it calls OnSent(n), n the bytes of this body taken so far,
+	// as they grow. It calls it before Do returns, never after, and never concurrently with
+	// itself; a transport that cannot tell never calls it.
+	OnSent func(n int64)
 }
 
 // ContentLength returns the total length of r's body.

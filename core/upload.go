@@ -58,6 +58,8 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 	var sizer *ChunkSizer
 	if o.ChunkSize == ChunkAuto {
 		sizer = NewChunkSizer(o.MaxChunkSize)
+		sizer.Interval = o.ProgressInterval
+		o.Link.seed(sizer, o.Clock.Now())
 	}
 	return &Upload{
 		tr: tr, src: src, o: o, sizer: sizer,
@@ -252,6 +254,7 @@ func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	if req.Timeout == 0 {
 		req.Timeout = u.timeoutFor(req.ContentLength()) // offline.go: a stalled request is given up
 	}
+	u.prog.newRequest()
 	resp, err := u.tr.Do(ctx, req)
 	if err == nil && resp == nil {
 		err = errors.New("the transport returned neither an answer nor an error")
@@ -511,6 +514,7 @@ func (u *Upload) startSession(ctx Context) (string, error) {
 		}
 		if u.sizer != nil {
 			u.sizer.RoundTrip(u.took) // (nearly) no body: the fixed cost of a request
+			u.o.Link.learn(u.sizer, u.o.Clock.Now())
 		}
 		return abs, nil
 	}

@@ -86,6 +86,10 @@ type run struct {
 
 var reg = registry{runs: map[int]*run{}}
 
+// links is what the uploads of this realm (the page, or the Worker) have measured of the link
+// to each origin: the first chunk of the next one is sized from it.
+var links core.Links
+
 // start validates the call and starts the upload (or, with check, the check of its session)
 // in its own goroutine. A bad argument is reported at once (report "fail"), before any request.
 func (r *registry) start(c *conn, size int64, typ string, options js.Value, check bool) {
@@ -97,6 +101,11 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value, chec
 	if err != nil {
 		end(err)
 		return
+	}
+	// What the page's uploads to the origin have measured of the link (core/link.go).
+	opts.Link = links.For(opts.URL)
+	if opts.URL == "" {
+		opts.Link = links.For(opts.SessionURL)
 	}
 	opts.OnProgress = func(p core.Progress) { c.report("progress", progressReport(p)) }
 	opts.OnRetry = func(ri core.RetryInfo) { c.report("retry", retryReport(ri)) }

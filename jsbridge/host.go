@@ -36,6 +36,11 @@ type conn struct {
 	dst     []byte      // where an answer's bytes (host.read) are copied
 	url     string      // the last URL sent, and its JS string: a session's chunks all go to
 	urlv    js.Value    // one URL, so it is converted once
+	// sent is the callback through which the host tells how much of a body the network has
+	// taken (host.send's "sent"), made with the first request that wants it (core's
+	// Request.OnSent) and released by close; onSent is that request's, nil between requests.
+	sent   js.Func
+	onSent func(n int64)
 }
 
 // answer is what the host answered, as Go values: its kind ("ok", or what went wrong) and the
@@ -122,7 +127,24 @@ func (c *conn) close() {
 	if c.made {
 		c.made = false
 		release(c.reply)
+		if !c.sent.IsUndefined() {
+			release(c.sent)
+		}
 	}
+}
+
+// sentFunc returns the callback host.send calls with the bytes of the body taken so far, made
+// once per upload. The host calls it only while the request is under way, before it answers.
+func (c *conn) sentFunc() js.Func {
+	if c.sent.IsUndefined() {
+		c.sent = funcOf(func(_ js.Value, args []js.Value) any {
+			if n, ok := wholeNumber(arg(args, 0)); ok && c.onSent != nil {
+				c.onSent(n)
+			}
+			return nil
+		})
+	}
+	return c.sent
 }
 
 // ask calls host[method](id, request, reply), request omitted where nil, and waits for the
@@ -176,11 +198,19 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	// The host picks fetch's redirect mode from session and what the engine does with a 3xx
 	// (engine/host.js; docs/protocol.md section 6): a redirect is never followed with a body,
 	// nor with a header of the caller's but Authorization.
-	a, err := c.ask(ctx, true, "send", map[string]any{
+	request := map[string]any{
 		"method": req.Method, "url": c.urlValue(req.URL), "headers": headers,
 		"pre": orNull(pre), "start": start, "end": end, "post": orNull(post),
 		"session": req.Session, "timeoutMs": float64(req.Timeout / core.Millisecond),
-	})
+	}
+	if req.OnSent != nil {
+		// The host may send the body as a counted stream and tell what it counts (host.js,
+		// "Progress inside a request"; docs/protocol.md section 8).
+		c.onSent = req.OnSent
+		request["sent"] = c.sentFunc()
+	}
+	a, err := c.ask(ctx, true, "send", request)
+	c.onSent = nil
 	switch {
 	case err != nil:
 		return nil, err

@@ -55,8 +55,8 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	if opts.ContentType == "" {
 		opts.ContentType = typ // core's default, octet-stream, where empty
 	}
-	var v [8]js.Value
-	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum", "maxChunkSize", "stallTimeoutMs"} {
+	var v [9]js.Value
+	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum", "maxChunkSize", "stallTimeoutMs", "progressIntervalMs"} {
 		if v[i], err = get(o, name); err != nil {
 			return opts, bad(name, err.Error())
 		}
@@ -84,6 +84,18 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 		opts.StallTimeout = core.Duration(ms.Float() * float64(core.Millisecond))
 		if opts.StallTimeout == 0 {
 			opts.StallTimeout = -1
+		}
+	}
+	if set(v[8]) {
+		// The longest gap between progress reports the page bears (core's ChunkSizer.Interval);
+		// core checks the value: an explicit 0 goes as a negative, which it refuses.
+		ms := v[8]
+		if ms.Type() != js.TypeNumber || math.IsNaN(ms.Float()) || ms.Float() > 1<<53 {
+			return opts, bad("progressIntervalMs", "must be a number of milliseconds")
+		}
+		opts.ProgressInterval = core.Duration(ms.Float() * float64(core.Millisecond))
+		if opts.ProgressInterval == 0 {
+			opts.ProgressInterval = -1
 		}
 	}
 	if opts.Metadata, err = metadata(v[1]); err != nil {

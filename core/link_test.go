@@ -1,0 +1,90 @@
+package core
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestLinksPerOrigin(t *testing.T) {
+	var ls Links
+	a := ls.For("https://up.example.com/upload/x?name=a")
+	if a == nil || ls.For("https://up.example.com/other") != a {
+		t.Fatal("two URLs of one origin: not one Link")
+	}
+	if ls.For("https://up.example.com:8443/upload") == a || ls.For("http://up.example.com/upload") == a {
+		t.Error("another port or scheme: the same Link")
+	}
+	if ls.For("not a url") != nil {
+		t.Error("a Link for no origin")
+	}
+}
+
+// A sizer seeded from a Link measured a moment ago sizes its first chunk from it (no 256 KiB
+// probe, no ramp); one measured longer ago than linkMemory starts small again.
+func TestLinkSeedsTheFirstChunk(t *testing.T) {
+	const rate = 2.5e6 // 20 Mbit/s
+	measured := NewChunkSizer(DefaultMaxChunkSize)
+	measured.RoundTrip(60 * Millisecond)
+	measured.Answered(8<<20, 60*Millisecond+Duration(float64(8<<20)/rate*float64(Second)), true)
+	var l Link
+	l.learn(measured, 100*Second)
+
+	c := NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(c, 160*Second)
+	if got, want := c.Next(0, -1), int64(rate*float64(countedChunkTime/Second)); got < want*9/10 || got > want*11/10 {
+		t.Errorf("first chunk after a counted link of 2.5 MB/s: %d bytes, want about %d", got, want)
+	}
+	measured.Answered(8<<20, 60*Millisecond+Duration(float64(8<<20)/rate*float64(Second)), false)
+	l.learn(measured, 200*Second)
+	c = NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(c, 260*Second)
+	if got := c.Next(0, -1); got < 2<<20 || got > 4<<20 {
+		t.Errorf("first chunk after an uncounted link of 2.5 MB/s: %d bytes, want a second or so of it", got)
+	}
+	c = NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(c, 200*Second+linkMemory+Second)
+	if got := c.Next(0, -1); got != ChunkAlign {
+		t.Errorf("first chunk after a link measured %v ago: %d bytes, want 256 KiB", linkMemory, got)
+	}
+}
+
+// Two uploads to one origin, one after the other, sharing a Link: the second one's first chunk
+// is sized from what the first measured (about 4 MB/s: its 2 MiB go in one request, where an
+// upload that knows nothing sends 256 KiB first).
+func TestLinkSharedByUploads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var ls Links
+		const size = 8 << 20
+		first := &script{t: t, exs: []ex{start(),
+			{n: K256, status: 308, rng: "bytes=0-262143", wait: 100 * time.Millisecond},
+			{n: -1, status: 200, wait: 300 * time.Millisecond},
+		}}
+		o := Options{URL: testURL, ChunkSize: ChunkAuto, Retry: fastRetry(), Link: ls.For(testURL)}
+		o.MaxChunkSize = 0
+		u, err := New(first, &memSource{data: data(size / 8)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var firstChunk int64
+		second := &script{t: t, exs: []ex{start(),
+			{n: -1, status: 200, check: func(t *testing.T, r *Request) { firstChunk = r.ContentLength() }},
+		}}
+		o.Link = ls.For(testURL)
+		u, err = New(second, &memSource{data: data(2 << 20)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		second.done()
+		if firstChunk != 2<<20 {
+			t.Errorf("the second upload's first chunk: %d bytes, want all 2 MiB (sized from the link the first measured)", firstChunk)
+		}
+	})
+}
