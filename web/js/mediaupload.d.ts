@@ -287,11 +287,22 @@ export interface UploadSettings {
   /** Default: blob.type, else "application/octet-stream". */
   contentType?: string;
   /**
-   * "auto" (the default): each chunk sized to the link as the upload goes, small first, then
-   * long enough that per-request costs vanish and short enough for a progress report every
-   * couple of seconds. Or a positive multiple of 262144 (fixed chunks), or 0 = the rest in one PUT.
+   * "auto" (the default): each chunk sized to the link as the upload goes (and as the page's
+   * earlier uploads to the origin measured it), small first when nothing is known, then long
+   * enough that per-request costs vanish and short enough for a progress report about every
+   * second (progressIntervalMs); long where progress comes inside a chunk (Chromium over
+   * HTTP/2). Or a positive multiple of 262144 (fixed chunks), or 0 = the rest in one PUT.
    */
   chunkSize?: "auto" | number;
+  /**
+   * With chunkSize "auto", where progress comes only as each chunk is answered: the longest
+   * gap between two progress reports the page bears, in milliseconds. A chunk and its round
+   * trip then fit in it, at whatever share of the link that leaves (a chunk is never under
+   * 256 KiB). Default: about a second (up to 1.6 s where a long round trip would otherwise
+   * cost over a tenth of the link). Where the engine reports progress inside a chunk
+   * (Chromium over HTTP/2), chunks are long and progress comes several times a second anyway.
+   */
+  progressIntervalMs?: number;
   /** With chunkSize "auto": the largest chunk, a positive multiple of 262144 (default 128 MiB; 16 MiB for a stream, whose chunks are held in memory). */
   maxChunkSize?: number;
   /**

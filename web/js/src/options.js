@@ -10,7 +10,7 @@ import { MISSING_FILE, isFileHandle } from "./file-handle.js";
 // (the host keeps the function itself).
 const PROTOCOL_OPTIONS = [
   "url", "method", "uploadType", "metadata", "contentType", "chunkSize", "maxChunkSize", "headers", "retry",
-  "queryStatusEachChunk", "noRedirect308", "checksum", "stallTimeoutMs",
+  "queryStatusEachChunk", "noRedirect308", "checksum", "stallTimeoutMs", "progressIntervalMs",
 ];
 
 export function wireOptions(options, sessionURL) {

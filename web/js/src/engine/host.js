@@ -12,11 +12,13 @@
 // wantRequests is answered by calling `answer` (the Go side's one callback of the upload) once,
 // with an object whose `kind` says how it went:
 //
-//   send(id, {method, url, headers, pre, start, end, post, session, timeoutMs}, answer)
+//   send(id, {method, url, headers, pre, start, end, post, session, timeoutMs, sent}, answer)
 //       one fetch. headers: {name: value}; the body is pre + source[start, end) + post (start
 //       < 0: no bytes of the source; pre and post may be null; all empty: no body); session:
 //       the request goes to a session URI, where a 308 is the protocol's answer (redirect
-//       modes: below); unanswered after timeoutMs (> 0), it is aborted.
+//       modes: below); unanswered after timeoutMs (> 0), it is aborted. sent (optional): a
+//       function told the bytes of the body the network has taken so far, where the host can
+//       count them (counted.js: a Blob's range sent as a stream), only before it answers.
 //       {kind: "ok", status, range, location, override, retryAfter, body}   (null: absent)
 //       {kind: "redirect", followed}   a redirect, never followed with a body (followed: a
 //                                      body-less request followed one before it could tell)
@@ -51,6 +53,7 @@
 // starts the upload (a check: no source), close(id) if it could not start it.
 
 import { callSafely } from "../events.js";
+import { carriedTo, countable, countedBody, noStreams, wholeAgain } from "./counted.js";
 import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
 import { NotKeptError } from "./stream.js";
 
@@ -176,14 +179,21 @@ export function createHost() {
     send(id, req, answer) {
       const e = entries.get(id);
       if (!e) return void answer(noSuchUpload);
-      const { method, url, headers, pre, start, end: stop, post, session, timeoutMs } = req;
+      const { method, url, headers, pre, start, end: stop, post, session, timeoutMs, sent } = req;
       const parts = [];
       if (pre) parts.push(pre);
-      if (start >= 0) parts.push(e.stream ? e.stream.body(start, stop) : e.blob.slice(start, stop));
+      // (The Blob itself where the range is all of it and it has no type, which fetch would
+      // send as a Content-Type: a slice costs the page a little, per file.)
+      const whole = !e.stream && start === 0 && stop >= e.blob?.size && e.blob.type === "";
+      if (start >= 0) parts.push(e.stream ? e.stream.body(start, stop) : whole ? e.blob : e.blob.slice(start, stop));
       if (post) parts.push(post);
       // A Blob without a type, or bytes: fetch adds no Content-Type of its own (core sets it).
       const one = parts.length === 1 && (parts[0] instanceof Blob || ArrayBuffer.isView(parts[0]));
       const body = parts.length === 0 ? undefined : one ? parts[0] : new Blob(parts);
+      // A range of a Blob, counted as the network takes it where the engine and the origin
+      // allow (counted.js); the count stops when the request is answered.
+      let counting = typeof sent === "function" && one && body instanceof Blob && body.size > 0 && countable(url);
+      const count = (n) => e.ac === ac && entries.get(id) === e && sent(n);
 
       const ac = new AbortController();
       e.ac = ac;
@@ -207,9 +217,19 @@ export function createHost() {
       const sourceFailed = (err) => reply(id, e, answer, failed("source", (e.cause = err)));
 
       const mode = redirectMode(session, body !== undefined, "x-guploader-no-308" in headers);
-      const go = () =>
-        exchange(url, { method, headers, body, redirect: mode, signal: ac.signal }, session)
-          .then((res) => readAnswer(res, session))
+      let streamFailed = false; // a stream body failed at once: this is the Blob sent again
+      const go = () => {
+        const counted = counting ? countedBody(body, count) : null;
+        const init = counted
+          ? { method, headers, body: counted.stream, duplex: "half", redirect: mode, signal: ac.signal }
+          : { method, headers, body, redirect: mode, signal: ac.signal };
+        exchange(url, init, session)
+          .then((res) => {
+            counted?.stop(); // answered: nothing more is told
+            if (counted) carriedTo(url);
+            if (streamFailed) noStreams(url);
+            return readAnswer(res, session);
+          })
           .then((a) => {
             finish();
             if (changed) return void sourceFailed(changed);
@@ -218,6 +238,14 @@ export function createHost() {
             reply(id, e, answer, a);
           })
           .catch(async (err) => {
+            counted?.stop();
+            counting = false;
+            // An origin that takes no stream bodies (Chromium over HTTP/1.1)? The same request
+            // again at once, as a Blob (counted.js).
+            if (counted && !ac.signal.aborted && !changed && globalThis.navigator?.onLine !== false && wholeAgain(url, counted)) {
+              streamFailed = true;
+              return void go();
+            }
             finish();
             e.cause = err; // the cause of a network_error, should the retries run out
             if (changed) return void sourceFailed(changed);
@@ -230,6 +258,7 @@ export function createHost() {
             if (unreadable) return void sourceFailed(unreadable);
             reply(id, e, answer, failed("fetch", err));
           });
+      };
 
       if (!watch) return void go();
       const moved = watch.moved();
