@@ -103,8 +103,9 @@ function spawnGroup(cmd, args, opts) {
  *
  * With { tls: true } it also serves HTTPS with HTTP/2 (web/cmd/refserver -tls, a certificate
  * made at its start), and url and altURL are its https origins (uploadURL too); httpURL and
- * httpAltURL are the HTTP/1.1 ones, same state; spki is the certificate's key hash, for the
- * browser's trust (browsers.mjs). The control calls go over HTTP either way.
+ * httpAltURL are the HTTP/1.1 ones, same state; h1TLSURL is HTTPS that offers HTTP/1.1 only;
+ * spki is the certificate's key hash, for the browser's trust (browsers.mjs). The control
+ * calls go over HTTP either way.
  */
 export async function startRefServer({ tls = false } = {}) {
   const bin = process.env.MEDIAUPLOAD_REFSERVER;
@@ -153,12 +154,13 @@ export async function startRefServer({ tls = false } = {}) {
     altURL,
     httpURL,
     httpAltURL: announced.altURL,
+    h1TLSURL: announced.h1TLSURL,
     tls,
     spki: announced.spki,
     stderr: () => stderr,
-    /** http: the HTTP/1.1 origin even with tls (the same state). */
-    uploadURL: (name, { alt = false, path = "/upload/storage/v1/b/test/o", http = false } = {}) =>
-      `${http ? (alt ? announced.altURL : httpURL) : alt ? altURL : url}${path}?name=${encodeURIComponent(name)}`,
+    /** http: the HTTP/1.1 origin even with tls (the same state); h1tls: the HTTPS one that offers HTTP/1.1 only. */
+    uploadURL: (name, { alt = false, path = "/upload/storage/v1/b/test/o", http = false, h1tls = false } = {}) =>
+      `${h1tls ? announced.h1TLSURL : http ? (alt ? announced.altURL : httpURL) : alt ? altURL : url}${path}?name=${encodeURIComponent(name)}`,
     reset: () => json("POST", "/_ref/reset"),
     /** Replaces the fault script: rules as in the refserver's Rule; random: {seed, rate}. */
     setFaults: (rules, random) => json("POST", "/_ref/faults", random ? { rules, random } : { rules }),

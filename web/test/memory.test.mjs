@@ -169,5 +169,8 @@ test("1 GiB of in-memory Blobs of 8-32 MiB, one after another in one page: every
 
 test('the same with checksum: "crc32c"', (t) => uploadGiB(t, "crc32c", { seed: 2, options: { checksum: "crc32c" } }));
 
+// (Fixed chunks: at "auto" an upload after the first sizes its first chunk from the link the
+// page has measured, which on loopback is the whole Blob: nothing would be confirmed to abort
+// after, nor a second chunk to refuse.)
 test("the same with aborted and failed uploads in the mix: those let go too", (t) =>
-  uploadGiB(t, "mixed", { seed: 3, fate: (i) => ["ok", "abort", "ok", "fail"][i % 4] }));
+  uploadGiB(t, "mixed", { seed: 3, options: { chunkSize: 8 * MiB }, fate: (i) => ["ok", "abort", "ok", "fail"][i % 4] }));

@@ -87,6 +87,21 @@ const T = {
     out.sessionURL = up.sessionURL;
     return out;
   },
+  // Whether the engine's fetch takes a ReadableStream as a request body, by the Fetch
+  // standard's test (as a page detects it, independently of the module's counted.js): it reads
+  // the init's `duplex`, and sets no Content-Type (else it takes the stream for text).
+  streamBodies() {
+    let duplexRead = false;
+    const typed = new Request("https://example.invalid/", {
+      method: "PUT",
+      body: new ReadableStream(),
+      get duplex() {
+        duplexRead = true;
+        return "half";
+      },
+    }).headers.has("Content-Type");
+    return duplexRead && !typed;
+  },
   // Resolves when cond() holds (polled), or rejects after ms.
   async until(cond, ms = 10000, what = "condition") {
     const end = performance.now() + ms;

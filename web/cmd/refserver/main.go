@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -28,6 +29,7 @@ type announce struct {
 	AltURL    string `json:"altURL,omitempty"`
 	TLSURL    string `json:"tlsURL,omitempty"`
 	AltTLSURL string `json:"altTLSURL,omitempty"`
+	H1TLSURL  string `json:"h1TLSURL,omitempty"`
 	SPKI      string `json:"spki,omitempty"`
 	CertPEM   string `json:"certPEM,omitempty"`
 }
@@ -35,7 +37,7 @@ type announce struct {
 func run() error {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	altAddr := flag.String("alt-addr", "", "optional second listen address (another origin, same state)")
-	useTLS := flag.Bool("tls", false, "also serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with a self-signed certificate made at start, beside each HTTP listener")
+	useTLS := flag.Bool("tls", false, "also serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with a self-signed certificate made at start, beside each HTTP listener, and HTTPS with HTTP/1.1 only on one more")
 	tlsAddr := flag.String("tls-addr", "127.0.0.1:0", "HTTPS listen address (with -tls)")
 	altTLSAddr := flag.String("alt-tls-addr", "127.0.0.1:0", "second HTTPS listen address (with -tls and -alt-addr)")
 	rangeForm := flag.String("range-form", refserver.RangeBytes, `Range header form of 308 answers: "bytes=" or "plain"`)
@@ -53,7 +55,7 @@ func run() error {
 	}
 	srv := refserver.New(refserver.Options{SessionOrigin: *origin, RangeForm: *rangeForm, Dir: *dir})
 
-	var plain, secure []net.Listener
+	var plain, secure, secureH1 []net.Listener
 	listen := func(addr string, list *[]net.Listener) (string, error) {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -75,6 +77,9 @@ func run() error {
 		out.AltURL = "http://" + a
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	// HTTPS that offers HTTP/1.1 only (ALPN), as many servers still do: a browser that sends
+	// stream bodies over HTTP/2 only must find out there and send Blobs.
+	h1 := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
 	if *useTLS {
 		cert, err := refserver.NewTestCertificate()
 		if err != nil {
@@ -94,6 +99,12 @@ func run() error {
 			}
 			out.AltTLSURL = "https://" + a
 		}
+		h1.TLSConfig = cert.ServerConfig()
+		h1.TLSConfig.NextProtos = []string{"http/1.1"}
+		if a, err = listen("127.0.0.1:0", &secureH1); err != nil {
+			return err
+		}
+		out.H1TLSURL = "https://" + a
 	}
 
 	// Catch SIGTERM and SIGINT before the address is announced: whoever reads the line may
@@ -101,12 +112,15 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	errc := make(chan error, len(plain)+len(secure))
+	errc := make(chan error, len(plain)+len(secure)+len(secureH1))
 	for _, l := range plain {
 		go func() { errc <- hs.Serve(l) }()
 	}
 	for _, l := range secure {
 		go func() { errc <- hs.ServeTLS(l, "", "") }()
+	}
+	for _, l := range secureH1 {
+		go func() { errc <- h1.ServeTLS(l, "", "") }()
 	}
 	line, err := json.Marshal(out)
 	if err != nil {
@@ -125,5 +139,6 @@ func run() error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	hs.Shutdown(shutdown)
+	h1.Shutdown(shutdown)
 	return nil
 }

@@ -105,11 +105,11 @@ func TestCommandTLS(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	var a struct{ URL, AltURL, TLSURL, AltTLSURL, SPKI, CertPEM string }
+	var a struct{ URL, AltURL, TLSURL, AltTLSURL, H1TLSURL, SPKI, CertPEM string }
 	if err := json.Unmarshal([]byte(line), &a); err != nil {
 		t.Fatalf("first line %q: %v", line, err)
 	}
-	for _, u := range []string{a.TLSURL, a.AltTLSURL} {
+	for _, u := range []string{a.TLSURL, a.AltTLSURL, a.H1TLSURL} {
 		if !strings.HasPrefix(u, "https://127.0.0.1:") || u == "https://127.0.0.1:0" {
 			t.Fatalf("first line %q: no HTTPS URL", line)
 		}
@@ -169,5 +169,17 @@ func TestCommandTLS(t *testing.T) {
 	res.Body.Close()
 	if len(b) != size {
 		t.Errorf("the object read back over the alt HTTPS listener: %d bytes, want %d", len(b), size)
+	}
+
+	// The HTTPS listener that offers HTTP/1.1 only: the same client, which would take HTTP/2,
+	// gets HTTP/1.1 there.
+	res, err = client.Get(a.H1TLSURL + "/_ref/objects/h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.Proto != "HTTP/1.1" || len(b) != size {
+		t.Errorf("over the HTTP/1.1-only HTTPS listener: %s, %d bytes; want HTTP/1.1, %d", res.Proto, len(b), size)
 	}
 }
