@@ -80,6 +80,7 @@ type ChunkSizer struct {
 	cost    Duration // the fixed cost of a request, 0 until one is measured
 	shrunk  bool     // the last chunk failed: the next is at most half of it
 	counted bool     // the last chunk answered reported progress inside (Request.OnSent)
+	seeded  bool     // rate, cost and counted came from a Link, and no round trip checked them yet
 }
 
 // NewChunkSizer returns a sizer whose chunks are at most max bytes (rounded down to 256 KiB,
@@ -94,6 +95,16 @@ func (c *ChunkSizer) RoundTrip(d Duration) {
 	if d <= 0 {
 		return
 	}
+	if c.seeded {
+		// The first round trip of an upload seeded from what an earlier one measured (link.go):
+		// the cost is this link's now. One far longer than the seed's says the link is another
+		// (a phone gone from Wi-Fi to a cellular network): its rate is not known either.
+		if d > 2*c.cost+guessCost {
+			c.rate, c.counted = 0, false
+		}
+		c.seeded, c.cost = false, d
+		return
+	}
 	if c.cost == 0 || d < c.cost {
 		c.cost = d
 	}
@@ -102,7 +113,7 @@ func (c *ChunkSizer) RoundTrip(d Duration) {
 // Answered tells the sizer that a chunk of size bytes was sent and answered in d; counted:
 // the transport reported progress inside it (Request.OnSent).
 func (c *ChunkSizer) Answered(size int64, d Duration, counted bool) {
-	c.shrunk, c.counted = false, counted
+	c.shrunk, c.counted, c.seeded = false, counted, false
 	if size <= 0 || d <= 0 {
 		return
 	}

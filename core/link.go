@@ -60,7 +60,7 @@ func (l *Link) seed(c *ChunkSizer, now Duration) {
 	if l.at == 0 || now-l.at > linkMemory || l.rate <= 0 {
 		return
 	}
-	c.rate, c.cost, c.counted = l.rate, l.cost, l.counted
+	c.rate, c.cost, c.counted, c.seeded = l.rate, l.cost, l.counted, true
 }
 
 // learn keeps what c has measured, as of now.

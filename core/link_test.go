@@ -88,3 +88,30 @@ func TestLinkSharedByUploads(t *testing.T) {
 		}
 	})
 }
+
+// The session start checks a seed: a round trip near the seed's cost keeps it (and is the cost
+// from then on, even where longer: a minimum from another moment would size chunks too short);
+// one far longer says the link is another, whose rate is not known: 256 KiB first again.
+func TestLinkSeedCheckedByTheFirstRoundTrip(t *testing.T) {
+	measured := NewChunkSizer(DefaultMaxChunkSize)
+	measured.RoundTrip(45 * Millisecond)
+	measured.Answered(4<<20, 45*Millisecond+Second, false) // ~4 MB/s
+	var l Link
+	l.learn(measured, 10*Second)
+
+	same := NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(same, 20*Second)
+	same.RoundTrip(70 * Millisecond)
+	if got := same.Next(0, -1); got < 2<<20 {
+		t.Errorf("a round trip of 70 ms after a seed of 45 ms: first chunk %d bytes, want the seed's seconds' worth", got)
+	}
+	if same.cost != 70*Millisecond {
+		t.Errorf("cost %v after the first round trip of 70 ms, want 70 ms", same.cost)
+	}
+	other := NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(other, 20*Second)
+	other.RoundTrip(300 * Millisecond)
+	if got := other.Next(0, -1); got != ChunkAlign {
+		t.Errorf("a round trip of 300 ms after a seed of 45 ms: first chunk %d bytes, want 256 KiB", got)
+	}
+}

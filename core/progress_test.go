@@ -221,3 +221,50 @@ func TestProgressFirstChunkPacedBySlope(t *testing.T) {
 		t.Errorf("loaded moved by %v: want a quarter MiB, then steps of about %d", steps, K256/2)
 	}
 }
+
+// A rate measured on an earlier chunk that runs high (here four times the link's): loaded
+// follows the rate the browser goes on taking bytes at instead, so that it keeps moving until
+// the answer rather than reaching the chunk's end early and standing.
+func TestProgressPacedByTheSlowerRate(t *testing.T) {
+	const mib = 4 * K256
+	var seen []Progress
+	var answered time.Duration
+	synctest.Test(t, func(t *testing.T) {
+		// The second chunk: 256 KiB taken at once, then 0.5 MiB/s; told every 200 ms for 2 s.
+		var sent []int64
+		for i := 1; i <= 10; i++ {
+			sent = append(sent, min(mib, K256+int64(i)*mib/10))
+		}
+		t0 := time.Now()
+		exs := []ex{start(),
+			{n: mib, status: 308, rng: "bytes=0-1048575", wait: time.Second / 2},
+			{n: mib, status: 200, wait: 2 * time.Second, sent: sent},
+		}
+		s := &script{t: t, exs: exs}
+		o := Options{URL: testURL, ChunkSize: mib, Retry: fastRetry(), OnProgress: func(p Progress) {
+			seen = append(seen, p)
+			if p.Confirmed == 2*mib {
+				answered = time.Since(t0)
+			}
+		}}
+		u, err := New(s, &memSource{data: data(2 * mib)}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.done()
+	})
+	// Inside the second chunk, the last report before the answer still moved, and left a
+	// good part of the chunk for the answer: loaded was not at its end early.
+	var inside []int64
+	for _, p := range seen {
+		if p.Confirmed == mib && p.Loaded > mib {
+			inside = append(inside, p.Loaded-mib)
+		}
+	}
+	if len(inside) < 6 || inside[len(inside)-1] >= mib || inside[len(inside)-1] < mib/2 {
+		t.Errorf("inside the second chunk loaded moved to %v (answered at %v): want it moving until the answer, short of the end", inside, answered)
+	}
+}

@@ -158,38 +158,44 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 // bytes to count as sent (docs/protocol.md section 8). The browser takes a body megabytes ahead
 // of what the server has received (its buffers and HTTP/2's window), and then waits for the
 // answer with nothing more to take; counted as taken, loaded would leap and then stand still.
-// So it moves no faster than the link's rate: the rate measured so far (the answers' own), or,
-// before any answer measured it, the rate at which the browser went on taking bytes after its
-// first count (once its buffers are full, it takes them as fast as the link carries them).
-// The transport tells its count again while it waits, and loaded follows the link through
-// the wait too.
+// So it moves no faster than the link's rate: the rate the answers measured so far, or the
+// rate at which the browser goes on taking bytes after its first count (once its buffers are
+// full, it takes them as fast as the link carries them), whichever is lower once that has
+// been seen for a moment (slopeSpan; a rate measured on a short chunk runs high: loaded would
+// reach the chunk's end early and stand until the answer). The transport tells its count again while
+// it waits, and loaded follows the link through the wait too.
 type pacer struct {
 	begun   Duration // Clock.Now when the request was made
-	rate    float64  // the link's rate, bytes per second; 0: not measured yet
+	rate    float64  // the link's rate as the answers measured it, bytes per second; 0: none yet
 	size    int64    // the body's bytes
 	told    bool     // a count was told
 	firstAt Duration // when the first count was told, and that count
 	first   int64
-	last    int64   // the latest count
-	slope   float64 // bytes per second taken from the first count to the latest that grew
+	last    int64 // the latest count, and when it grew to it
+	lastAt  Duration
+	slope   float64 // bytes per second taken from the first count to the latest
 }
 
+// slopeSpan is how long the browser's take is watched before its rate is trusted over the
+// answers' (two of the transport's counts: jsbridge's host tells one every 200 ms).
+const slopeSpan = 400 * Millisecond
+
 func (p *pacer) paced(now Duration, n int64) int64 {
+	switch {
+	case !p.told:
+		p.told, p.firstAt, p.first, p.last, p.lastAt = true, now, n, n, now
+	case n > p.last && now > p.firstAt:
+		p.slope, p.last, p.lastAt = float64(n-p.first)/(now-p.firstAt).Seconds(), n, now
+	}
 	rate := p.rate
+	if p.slope > 0 && (rate <= 0 || p.lastAt-p.firstAt >= slopeSpan && p.slope < rate) {
+		rate = p.slope
+	}
 	if rate <= 0 {
-		switch {
-		case !p.told:
-			p.told, p.firstAt, p.first, p.last = true, now, n, n
-			if n >= p.size {
-				return n // all of it taken at once: nothing to tell the link's rate from
-			}
-			return 0
-		case n > p.last && now > p.firstAt:
-			p.slope, p.last = float64(n-p.first)/(now-p.firstAt).Seconds(), n
+		if n >= p.size {
+			return n // all of it taken at once, before any measure: nothing to pace it by
 		}
-		if rate = p.slope; rate <= 0 {
-			return 0
-		}
+		return 0
 	}
 	return min(n, int64(rate*(now-p.begun).Seconds()))
 }
