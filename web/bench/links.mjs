@@ -7,7 +7,8 @@
 //   - the module at its defaults (chunkSize "auto"), over HTTP/1.1 and HTTP/2;
 //   - the module at 256 KiB and at 8 MiB, over HTTP/1.1;
 //   - @mux/upchunk 3.5 with dynamicChunkSize (XHR, progress inside a chunk), to a session the
-//     page started, over HTTP/1.1 and HTTP/2.
+//     page started, over HTTP/1.1 and HTTP/2;
+//   - over HTTP/2, how far ahead of the server a stream body is counted (window.leadRun).
 // In Chromium (bench.mjs's page) all of them; in Firefox and WebKit (benchLinkEngines, their own
 // browsers and servers, the two side by side) one PUT and the module's defaults, over both.
 // Printed for each: the share of the link's rate reached (the time the bytes alone take at the
@@ -52,6 +53,40 @@ const LINK_CODE = () => {
     let gap = 0;
     for (let i = 1; i < t.length; i++) gap = Math.max(gap, t[i] - t[i - 1]);
     return gap;
+  };
+  // The in-chunk lead (docs/protocol.md section 8): one PUT of all of it as a counted stream
+  // body (as the module sends a chunk over HTTP/2, in 64 KiB pieces); once the browser has
+  // taken all, the server still had to receive the bytes the link carried from then until one
+  // round trip before the answer: that is how far the count ran ahead.
+  window.leadRun = async (url, size, rate, rttMs) => {
+    const blob = window.benchBlob(size);
+    const session = await start(url, size);
+    const reader = blob.stream().getReader();
+    let taken = 0;
+    let full = 0; // when all of it was taken
+    let rest = null;
+    const body = new ReadableStream(
+      {
+        async pull(c) {
+          if (!rest?.byteLength) {
+            const r = await reader.read();
+            if (r.done) return void c.close();
+            rest = r.value;
+          }
+          const piece = rest.subarray(0, 64 * 1024); // as counted.js hands them on
+          rest = rest.subarray(piece.byteLength);
+          c.enqueue(piece);
+          taken += piece.byteLength;
+          if (taken === size) full = performance.now();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const r = await fetch(session, { method: "PUT", headers: { "Content-Range": `bytes 0-${size - 1}/${size}` }, body, duplex: "half" });
+    const answered = performance.now();
+    if (r.status !== 200 && r.status !== 201) throw new Error("lead: " + r.status);
+    const ahead = Math.max(0, (answered - rttMs - full) / 1000);
+    return { aheadSeconds: ahead, aheadBytes: ahead * rate };
   };
   window.linkRun = async (how, url, size) => {
     const blob = window.benchBlob(size);
@@ -175,6 +210,15 @@ export async function benchLinks(env, page, rounds) {
       console.log(`    ${label.padEnd(34)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
     }
     for (const w of wrong) console.log(`    (over another version than named: ${w})`);
+    if (versions.includes(H2)) {
+      const leads = [];
+      for (let i = 0; i < rounds; i++) {
+        leads.push(await page.evaluate(([url, size, rate, rtt]) => window.leadRun(url, size, rate, rtt), [urlOver(env, `lead-${i}`, H2), size, p.bitsPerSecond / 8, p.rttMs]));
+        await env.ref.deleteObject(`lead-${i}`).catch(() => {});
+      }
+      const m = median(leads.map((l) => l.aheadBytes));
+      console.log(`    in-chunk lead over HTTP/2: the browser takes a stream body ${(m / MiB).toFixed(2)} MiB (${(m / (p.bitsPerSecond / 8)).toFixed(2)} s of the link) ahead of the server`);
+    }
   }
   await env.ref.reset();
 }
