@@ -11,6 +11,8 @@
 //   - the same queue at the defaults, each File handed over as a Blob of all of it
 //     (file.slice()): the module watches a File for changes on disk (engine/file-watch.js,
 //     small reads before each request), not a Blob, so what differs is the watch's cost;
+//   - the same queue with uploadType "auto": one media POST for a file of at most 5 MiB, the
+//     requests of the plain media loop below;
 //   - six loops of mu.upload at the defaults, without the queue (what differs from the first is
 //     the queue's own cost);
 //   - plain fetch, six loops: a session start and one PUT of the file;
@@ -42,6 +44,7 @@ const WAYS = [
   ["queue", "module: mu.queue({ concurrency: 6 }), defaults"],
   ["queue0", "module: mu.queue, chunkSize 0 (start + 1 PUT)"],
   ["queueBlob", "module: mu.queue, defaults, file.slice() Blobs"],
+  ["queueAuto", "module: mu.queue, uploadType \"auto\" (media POST)"],
   ["loops", "module: 6 loops of mu.upload, defaults"],
   ["plain", "plain fetch: start + 1 PUT, 6 loops"],
   ["media", "plain fetch: 1 media POST, 6 loops"],
@@ -110,12 +113,13 @@ const FILES_CODE = () => {
     const mark = files.map(() => ({ start: 0, end: 0 }));
     const t0 = performance.now();
     let setupMs = 0;
-    if (how === "queue" || how === "queue0" || how === "queueBlob") {
+    if (how.startsWith("queue")) {
       const q = window.mu.queue({ concurrency: 6 });
       const idle = new Promise((r) => q.addEventListener("idle", r, { once: true }));
       const ups = files.map((f, i) => {
         const source = how === "queueBlob" ? f.slice() : f;
-        const up = q.add(source, how === "queue0" ? { url: url(f), chunkSize: 0 } : { url: url(f) });
+        const extra = how === "queue0" ? { chunkSize: 0 } : how === "queueAuto" ? { uploadType: "auto" } : {};
+        const up = q.add(source, { url: url(f), ...extra });
         up.addEventListener("loadstart", () => (mark[i].start = performance.now()));
         up.addEventListener("loadend", () => (mark[i].end = performance.now()));
         return up;

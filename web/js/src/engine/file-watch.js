@@ -15,7 +15,8 @@
 // and bytes that differ: it keeps small samples of what was on disk when each request went
 // (the range's first and last bytes, and the file's first), compares the file's first and
 // the previous range's before each request, and every sample before the request that
-// completes the object. What goes unseen: in Firefox, a change of the same size that touches
+// completes the object. A file sent in one request has nothing to compare (nothing of it
+// went before), so it costs no read at all (the many-files bench: 10 ms a file, before). What goes unseen: in Firefox, a change of the same size that touches
 // no sample (bytes in the middle of a range already sent); catching that would take reading
 // the whole file a second time.
 
@@ -42,7 +43,6 @@ export class FileWatch {
     this.#file = file;
     this.#lastModified = file.lastModified;
     this.#size = file.size;
-    this.#take(0); // the file's first bytes, as they were when the upload began
   }
 
   /** A change seen without reading (lastModified, size): a FileChangedError, or null. */
@@ -62,9 +62,13 @@ export class FileWatch {
   async check(start, end, all = false) {
     const moved = this.moved();
     if (moved) return moved;
-    const offsets = all ? [...this.#samples.keys()] : [0, ...this.#edges(this.#last)];
+    const first = this.#last === null; // no bytes of the file went before: nothing to compare
+    const offsets = first ? [] : all ? [...this.#samples.keys()] : [0, ...this.#edges(this.#last)];
     this.#last = [start, end];
-    for (const at of this.#edges([start, end])) if (!this.#samples.has(at)) this.#take(at);
+    // Samples of what goes now, for the requests after it (none follows the last one), and
+    // of the file's first bytes, as they were when its first bytes went.
+    if (!all) for (const at of [0, ...this.#edges([start, end])]) if (!this.#samples.has(at)) this.#take(at);
+    if (offsets.length === 0) return null;
     // All at once (a read costs the page about a millisecond, and before the last request
     // the upload waits for them); the first change in offset order is the one told.
     const errs = await Promise.all([...new Set(offsets)].map((at) => this.#compare(at)));
