@@ -84,12 +84,20 @@ test_native() {
 	log "native Go tests (core, servers)"
 	go test -count=1 -timeout 10m ./core/... ./web/...
 	log "fuzzing every parser of what servers send, the chunk sizer and the md5, briefly"
-	local f
-	# Every parser of what a server sends (headers, JSON), the chunk sizer and the md5.
+	local f out
+	out=$(mktemp)
+	# Every parser of what a server sends (headers, JSON), the chunk sizer and the md5. A failure
+	# shows the fuzzer's own output (and a found input lands in core/testdata/fuzz/).
 	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzRetryAfter FuzzJSONString FuzzGoogleError FuzzChunkSizer FuzzMD5; do
-		go test -run '^$' -fuzz "^$f\$" -fuzztime 5s ./core >/dev/null
+		if ! go test -run '^$' -fuzz "^$f\$" -fuzztime 5s ./core >"$out" 2>&1; then
+			echo "fuzz $f: FAILED" >&2
+			tail -40 "$out" >&2
+			rm -f "$out"
+			return 1
+		fi
 		echo "fuzz $f: ok"
 	done
+	rm -f "$out"
 }
 test_wasm() {
 	log "wasm tests in headless Chromium (wasmbrowsertest)"
