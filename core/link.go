@@ -50,6 +50,15 @@ func (ls *Links) For(url string) *Link {
 	return l
 }
 
+// ForUpload returns the Link of the origin an upload with o talks to: its URL's, else (a
+// session adopted by its URI) the session's.
+func (ls *Links) ForUpload(o *Options) *Link {
+	if o.URL != "" {
+		return ls.For(o.URL)
+	}
+	return ls.For(o.SessionURL)
+}
+
 // seed starts c from what l knows, if it knows something recent.
 func (l *Link) seed(c *ChunkSizer, now Duration) {
 	if l == nil {

@@ -16,6 +16,9 @@ func TestLinksPerOrigin(t *testing.T) {
 	if ls.For("https://up.example.com:8443/upload") == a || ls.For("http://up.example.com/upload") == a {
 		t.Error("another port or scheme: the same Link")
 	}
+	if ls.ForUpload(&Options{SessionURL: "https://up.example.com/session/1"}) != a || ls.ForUpload(&Options{URL: "https://up.example.com/u", SessionURL: "https://s.example.com/"}) != a {
+		t.Error("an upload's Link: not its URL's origin, else its session's")
+	}
 	if ls.For("not a url") != nil {
 		t.Error("a Link for no origin")
 	}

@@ -103,10 +103,7 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value, chec
 		return
 	}
 	// What the page's uploads to the origin have measured of the link (core/link.go).
-	opts.Link = links.For(opts.URL)
-	if opts.URL == "" {
-		opts.Link = links.For(opts.SessionURL)
-	}
+	opts.Link = links.ForUpload(&opts)
 	opts.OnProgress = func(p core.Progress) { c.report("progress", progressReport(p)) }
 	opts.OnRetry = func(ri core.RetryInfo) { c.report("retry", retryReport(ri)) }
 	opts.OnState = func(s core.State) { c.report("state", map[string]any{"state": string(s)}) }
