@@ -19,6 +19,7 @@ import { benchEngines } from "./engines.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchLinkEngines, benchLinks, prepareLinks } from "./links.mjs";
 import { BLOBS } from "./page-blobs.mjs";
+import { median } from "./common.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 // Rounds of the busy-page part (busy.mjs).
@@ -205,7 +206,6 @@ async function startSink() {
 }
 
 const mbps = (size, ms) => size / MiB / (ms / 1000);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // The engines part starts its own browsers and servers (engines.mjs); alone, it needs none of
 // the Chromium page below.

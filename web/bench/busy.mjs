@@ -13,6 +13,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MiB, REPO_ROOT } from "../test/harness.mjs";
+import { median } from "./common.mjs";
 
 const BUSY_CODE = () => {
   let source = null;
@@ -92,7 +93,6 @@ const BUSY_CODE = () => {
   };
 };
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Opens the two bench pages (worker mode and page mode) of the busy-page runs. */
 async function openPages(env) {

@@ -24,6 +24,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ENGINES, enginesUnderTest } from "../test/browsers.mjs";
 import { MiB, pseudoRandomBytes, startAll } from "../test/harness.mjs";
+import { median, LOAD_MODULE } from "./common.mjs";
 
 const SEED = 0xe4915;
 const TARGET = 1.5; // Firefox and WebKit against Chromium, 16 MiB, defaults
@@ -83,15 +84,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>engines bench</title>
 <script src="/test/errors.js"></script>
 <input type="file" id="pick">
 <script>const MiB_ = ${MiB}, SEED_ = ${SEED}; ${pseudoRandomBytes}; (${ENGINE_CODE})();</script>
-<script type="module">
-  try {
-    const { load } = await import("/dist/mediaupload.js");
-    window.mu = await load();
-    window.ready = "ok";
-  } catch (e) {
-    window.ready = "load: " + (e && e.message || e);
-  }
-</script>`;
+${LOAD_MODULE}`;
 
 /** The engines to run: BENCH_ENGINES, else MEDIAUPLOAD_ENGINES (browsers.mjs), else all three. */
 function enginesToRun() {
@@ -122,7 +115,6 @@ function expectedMD5(size) {
   return h.digest("base64");
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mbps = (size, ms) => size / MiB / (ms / 1000);
 
 // One engine's environment: its browser, reference server and page origin (harness.mjs), and

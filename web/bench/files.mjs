@@ -33,6 +33,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { scratchDir } from "../test/browsers.mjs";
 import { REPO_ROOT, pseudoRandomBytes } from "../test/harness.mjs";
+import { median } from "./common.mjs";
 
 const N = Number(process.env.BENCH_FILES_N ?? 300);
 const CONCURRENCY = 6;
@@ -164,7 +165,6 @@ const FILES_CODE = () => {
   };
 };
 
-const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
 // CPU seconds so far of this process's descendants, split into the browser's processes and the

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { ENGINES } from "../test/browsers.mjs";
 import { MiB, REPO_ROOT, startAll } from "../test/harness.mjs";
 import { BLOBS } from "./page-blobs.mjs";
+import { median, LOAD_MODULE } from "./common.mjs";
 
 export const PROFILES = [
   { name: "100 Mbit/s up, 20 ms", bitsPerSecond: 100e6, rttMs: 20 },
@@ -124,17 +125,8 @@ const LINK_CODE = () => {
 const ENGINE_PAGE = `<!doctype html><meta charset="utf-8"><title>links bench</title>
 <script src="/test/errors.js"></script>
 <script>(${BLOBS})(); (${LINK_CODE})();</script>
-<script type="module">
-  try {
-    const { load } = await import("/dist/mediaupload.js");
-    window.mu = await load();
-    window.ready = "ok";
-  } catch (e) {
-    window.ready = "load: " + (e && e.message || e);
-  }
-</script>`;
+${LOAD_MODULE}`;
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The page code and the routes the link runs need: call before the bench page loads. */
 export function prepareLinks(env) {

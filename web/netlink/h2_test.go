@@ -1,9 +1,6 @@
 package netlink
 
 import (
-	"bytes"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -14,31 +11,11 @@ import (
 // browsers); its Client speaks HTTP/2 to it, every request on one connection.
 func serveTLS(t *testing.T, l *Link) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(l.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n, _ := io.Copy(io.Discard, r.Body)
-		w.Header().Set("X-Proto", r.Proto)
-		w.WriteHeader(200)
-		_, _ = w.Write([]byte{byte(n >> 10)})
-	})))
+	srv := httptest.NewUnstartedServer(sink(l))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv
-}
-
-// putWith sends n bytes with c and returns how long the answer took, and the HTTP version
-// the server saw.
-func putWith(t *testing.T, c *http.Client, url string, n int) (time.Duration, string) {
-	t.Helper()
-	t0 := time.Now()
-	res, err := c.Post(url, "application/octet-stream", bytes.NewReader(make([]byte, n)))
-	if err != nil {
-		t.Error(err)
-		return 0, ""
-	}
-	_, _ = io.ReadAll(res.Body)
-	res.Body.Close()
-	return time.Since(t0), res.Header.Get("X-Proto")
 }
 
 // Over HTTP/2 the link holds as over HTTP/1.1: one upload reaches the same share of the rate.

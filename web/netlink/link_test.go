@@ -9,28 +9,42 @@ import (
 	"time"
 )
 
-func serve(t *testing.T, l *Link) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(l.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// sink reads a body through l and answers with the HTTP version it came in (X-Proto).
+func sink(l *Link) http.Handler {
+	return l.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.Copy(io.Discard, r.Body)
 		w.Header().Set("X-Proto", r.Proto)
 		w.WriteHeader(200)
 		_, _ = w.Write([]byte{byte(n >> 10)})
-	})))
+	}))
+}
+
+func serve(t *testing.T, l *Link) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(sink(l))
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-func put(t *testing.T, url string, n int) time.Duration {
+// putWith sends n bytes with c and returns how long the answer took, and the HTTP version
+// the server saw.
+func putWith(t *testing.T, c *http.Client, url string, n int) (time.Duration, string) {
 	t.Helper()
 	t0 := time.Now()
-	res, err := http.Post(url, "application/octet-stream", bytes.NewReader(make([]byte, n)))
+	res, err := c.Post(url, "application/octet-stream", bytes.NewReader(make([]byte, n)))
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return 0, ""
 	}
 	_, _ = io.ReadAll(res.Body)
 	res.Body.Close()
-	return time.Since(t0)
+	return time.Since(t0), res.Header.Get("X-Proto")
+}
+
+func put(t *testing.T, url string, n int) time.Duration {
+	t.Helper()
+	d, _ := putWith(t, http.DefaultClient, url, n)
+	return d
 }
 
 // A body is read at the link's rate, and the answer comes one round trip after it.

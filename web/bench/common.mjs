@@ -1,0 +1,16 @@
+// What the bench's parts share in Node: the median of their rounds, and the script by which
+// an engine's bench page loads the module (window.ready: "ok", or what load() threw).
+
+/** The median of xs (the upper one of an even count); NaN for none. */
+export const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
+
+/** A page's module script: loads dist/mediaupload.js into window.mu, then sets window.ready. */
+export const LOAD_MODULE = `<script type="module">
+  try {
+    const { load } = await import("/dist/mediaupload.js");
+    window.mu = await load();
+    window.ready = "ok";
+  } catch (e) {
+    window.ready = "load: " + (e && e.message || e);
+  }
+</script>`;
