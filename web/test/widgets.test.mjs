@@ -228,6 +228,35 @@ test("queue: a queued upload's on… handler properties fire as an upload's do, 
   assert.deepEqual(await env.checkStored(names[0], 2 * 262144 + 5, 800), []);
 });
 
+// A queued upload forwards "request" events only once someone listens (the Go side reports a
+// request only to a listener: queue.js): a listener added before the upload's turn hears every
+// request, one added while it runs hears the requests from then on.
+test("queue: request events reach a listener added before the upload's turn and one added while it runs", async () => {
+  const names = [unique("qr"), unique("qr")];
+  const out = await page.evaluate(async (urls) => {
+    const mu = await T.load();
+    const q = mu.queue({ concurrency: 1 });
+    const [a, b] = urls.map((url, i) => q.add(T.blob(3 * 262144 + 9, 60 + i), { url, chunkSize: 262144 }));
+    const before = [];
+    b.addEventListener("request", (e) => before.push(`${e.method} ${e.contentRange ?? ""}`.trim()));
+    const during = [];
+    a.addEventListener("progress", function once(e) {
+      if (e.loaded < 262144) return;
+      a.removeEventListener("progress", once);
+      a.addEventListener("request", (r) => during.push(r.method));
+    });
+    await Promise.all([a, b]);
+    return { before, during };
+  }, names.map((n) => ref.uploadURL(n)));
+  // The session start and four chunks, each heard once.
+  assert.equal(out.before.length, 5, `before: ${out.before}`);
+  assert.equal(out.before[0], "POST");
+  assert.ok(out.before.slice(1).every((r) => r.startsWith("PUT bytes")), `before: ${out.before}`);
+  assert.ok(out.during.length >= 1 && out.during.length <= 3, `during: ${out.during}`);
+  assert.ok(out.during.every((m) => m === "PUT"), `during: ${out.during}`);
+  for (let i = 0; i < 2; i++) assert.deepEqual(await env.checkStored(names[i], 3 * 262144 + 9, 60 + i), []);
+});
+
 // The queue's progress through an abort (docs/api.md, "Many files: a queue"): loaded never goes
 // back, total drops at once to what was sent, q.abort() reports one event, and lengthComputable
 // is never true with 0/0 or loaded > total. (It used to go 3670016/43000000, 1310720/3000000,

@@ -22,7 +22,7 @@
 import { MediaUploadError } from "./errors.js";
 import { UPLOAD_EVENTS, copyEvent, defineHandlers } from "./events.js";
 
-const FORWARDED = ["progress", "load", "error", "abort", "loadend", "retry", "statechange", "request"];
+const FORWARDED = ["progress", "load", "error", "abort", "loadend", "retry", "statechange"];
 
 /**
  * An upload waiting for its turn, then the running Upload's stand-in. Same members as Upload:
@@ -37,6 +37,7 @@ export class QueuedUpload extends EventTarget {
   #onSignalAbort = () => this.abort();
   #resolve;
   #reject;
+  #wantRequests = false; // a "request" listener was added: the running upload's are forwarded
 
   constructor(start, blob, options) {
     super();
@@ -53,6 +54,24 @@ export class QueuedUpload extends EventTarget {
 
   get state() {
     return this.#inner ? this.#inner.state : this.#state;
+  }
+
+  // "request" events are forwarded only once someone listens: the Go side reports each
+  // request only when the Upload has a listener (a report per request, its URL among the
+  // fields), and a queue of many small files makes many requests.
+  addEventListener(type, listener, options) {
+    super.addEventListener(type, listener, options);
+    if (type === "request" && !this.#wantRequests) {
+      this.#wantRequests = true;
+      if (this.#inner) this.#forward("request");
+    }
+  }
+
+  #forward(type) {
+    this.#inner.addEventListener(type, (e) => {
+      if (type === "progress" && e.lengthComputable) this.#size = e.total;
+      this.dispatchEvent(copyEvent(e));
+    });
   }
 
   get sessionURL() {
@@ -102,12 +121,8 @@ export class QueuedUpload extends EventTarget {
     const up = this.#start();
     this.#inner = up;
     this.dispatchEvent(new ProgressEvent("loadstart", { loaded: 0, total: this.#size, lengthComputable: this.#size > 0 }));
-    for (const type of FORWARDED) {
-      up.addEventListener(type, (e) => {
-        if (type === "progress" && e.lengthComputable) this.#size = e.total;
-        this.dispatchEvent(copyEvent(e));
-      });
-    }
+    for (const type of FORWARDED) this.#forward(type);
+    if (this.#wantRequests) this.#forward("request");
     up.promise.then(this.#resolve, this.#reject);
     return up;
   }
