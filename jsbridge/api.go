@@ -104,14 +104,14 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value, chec
 	}
 	// What the page's uploads to the origin have measured of the link (core/link.go).
 	opts.Link = links.ForUpload(&opts)
-	opts.OnProgress = func(p core.Progress) { c.report("progress", progressReport(p)) }
-	opts.OnRetry = func(ri core.RetryInfo) { c.report("retry", retryReport(ri)) }
-	opts.OnState = func(s core.State) { c.report("state", map[string]any{"state": string(s)}) }
-	opts.OnSession = func(url string) { c.report("session", map[string]any{"url": url}) }
+	opts.OnProgress = func(p core.Progress) { c.report("progress", progressReport(p)...) }
+	opts.OnRetry = func(ri core.RetryInfo) { c.report("retry", retryReport(ri)...) }
+	opts.OnState = func(s core.State) { c.report("state", jsString(string(s))) }
+	opts.OnSession = func(url string) { c.report("session", url) }
 	opts.WaitOnline = c.waitOnline
 	opts.OnRequest = func(ri core.RequestInfo) {
 		if c.wantRequests() {
-			c.report("request", requestReport(ri))
+			c.report("request", requestReport(ri)...)
 		}
 	}
 	ctx, cancel := newAbortContext()
@@ -152,7 +152,7 @@ func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload, check bool) 
 			c.fail(err, up.SessionURL())
 			return
 		}
-		c.report("checked", map[string]any{"held": held, "complete": complete})
+		c.report("checked", held, complete)
 		return
 	}
 	res, err := up.Run(ctx)
@@ -160,7 +160,7 @@ func (r *registry) wait(c *conn, ctx core.Context, up *core.Upload, check bool) 
 		c.fail(err, up.SessionURL())
 		return
 	}
-	c.report("done", map[string]any{"status": res.Status, "body": string(res.Body), "sessionURL": res.SessionURL})
+	c.report("done", res.Status, string(res.Body), res.SessionURL)
 }
 
 // call runs m on the upload whose id is args[0]; a nil m aborts it. Unknown ids (an upload

@@ -43,7 +43,7 @@ func blobOf(b []byte, typ string) js.Value {
 // for "never answer" (until an abort, which answers {kind: "fetch", name: "AbortError"}). It
 // records every call:
 //
-//	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, session, timeoutMs}]
+//	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, session, timeoutMs, sent}]
 //	h.reads     [{id, start, end}]     h.aborts  [id]     h.events  [{id, type, ...fields}]
 //	h.open(id, {blob, sink, getHeaders}) as the loader does; h.size: the entries open
 //	h.pending:  answers handed to the host and not given yet
@@ -54,9 +54,12 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 	const later = (id, e, answer, a) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) answer(a) }, 0) };
 	h.open = (id, entry) => entries.set(id, { ...entry });
 	Object.defineProperty(h, "size", { get: () => entries.size });
-	h.send = (id, req, answer) => {
+	h.send = (id, method, url, lines, pre, start, end, post, session, timeoutMs, sent, answer) => {
 		const e = entries.get(id);
-		const call = { id, ...req, headers: { ...req.headers }, pre: req.pre ?? "", post: req.post ?? "" };
+		const headers = {};
+		const parts = lines.split("\n");
+		for (let i = 0; i + 1 < parts.length; i += 2) headers[parts[i]] = parts[i + 1];
+		const call = { id, method, url, headers, pre: pre ?? "", start, end, post: post ?? "", session, timeoutMs, sent };
 		h.sends.push(call);
 		e.answer = (a) => { e.answer = null; later(id, e, answer, a) };
 		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });
@@ -76,9 +79,16 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 	};
 	h.wantRequests = (id) => true;
 	h.whenOnline = (id, answer) => later(id, entries.get(id), answer, { kind: "ok" });
-	h.report = (id, r) => {
-		h.events.push({ id, ...r });
-		if (r.type === "done" || r.type === "fail") entries.delete(id);
+	// The fields of each report, in the order host.js's REPORT_FIELDS gives them.
+	const fields = { state: ["state"], progress: ["loaded", "total", "confirmed", "bytesPerSecond", "secondsLeft"],
+		retry: ["attempt", "delayMs", "status", "error", "restart"], session: ["url"],
+		request: ["method", "url", "contentRange", "status", "ms", "error"], done: ["status", "body", "sessionURL"],
+		checked: ["held", "complete"], fail: ["code", "message", "status", "responseText", "sessionURL", "reason", "serverMessage"] };
+	h.report = (id, type, ...v) => {
+		const r = { id, type };
+		fields[type].forEach((name, i) => (r[name] = v[i]));
+		h.events.push(r);
+		if (type === "done" || type === "fail") entries.delete(id);
 	};
 	return h`).Invoke(respond)
 	SetHost(h)

@@ -4,6 +4,8 @@ package jsbridge
 
 import (
 	"errors"
+	"strings"
+	"sync"
 	"syscall/js"
 	"unicode/utf8"
 
@@ -21,8 +23,35 @@ const MaxResponseBody = 1 << 20
 // ([SetHost]); it lives as long as the module.
 var host js.Value
 
+// hostSend and hostReport are the host's send and report, the calls made most (each request,
+// each report): read once, they are called without a name to look up.
+var hostSend, hostReport js.Value
+
 // SetHost sets the host the uploads started afterwards talk to.
-func SetHost(h js.Value) { host = h }
+func SetHost(h js.Value) {
+	host, hostSend, hostReport = h, h.Get("send"), h.Get("report")
+}
+
+// jsString returns s as a JS string, made once for each of the few strings passed again and
+// again (report types, states, methods, error codes): each new JS string from Go costs a
+// decode in JS and a finalizer in Go. Strings beyond the first 64 are made each time.
+func jsString(s string) js.Value {
+	internedMu.Lock()
+	defer internedMu.Unlock()
+	if v, ok := interned[s]; ok {
+		return v
+	}
+	v := js.ValueOf(s)
+	if len(interned) < 64 {
+		interned[s] = v
+	}
+	return v
+}
+
+var (
+	internedMu sync.Mutex
+	interned   = map[string]js.Value{}
+)
 
 // conn is one upload's link to the host: a core.Transport (Do), the source's reads (read and
 // pull), getHeaders (headers) and the reports (report). Core makes one call at a time, so one
@@ -191,25 +220,31 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	headers := map[string]any{}
+	// The headers as one string of lines, name and value in turn: one string to convert
+	// instead of an object and two strings per header (core has checked that neither holds a
+	// control character).
+	var lines strings.Builder
 	for k, v := range req.Header {
-		headers[k] = v
+		lines.WriteString(k + "\n" + v + "\n")
 	}
-	// The host picks fetch's redirect mode from session and what the engine does with a 3xx
-	// (engine/host.js; docs/protocol.md section 6): a redirect is never followed with a body,
-	// nor with a header of the caller's but Authorization.
-	request := map[string]any{
-		"method": req.Method, "url": c.urlValue(req.URL), "headers": headers,
-		"pre": orNull(pre), "start": start, "end": end, "post": orNull(post),
-		"session": req.Session, "timeoutMs": float64(req.Timeout / core.Millisecond),
-	}
+	var sent any // null, or the callback through which the host tells what it has counted
 	if req.OnSent != nil {
 		// The host may send the body as a counted stream and tell what it counts (host.js,
 		// "Progress inside a request"; docs/protocol.md section 8).
 		c.onSent = req.OnSent
-		request["sent"] = c.sentFunc()
+		sent = c.sentFunc()
 	}
-	a, err := c.ask(ctx, true, "send", request)
+	// The host picks fetch's redirect mode from session and what the engine does with a 3xx
+	// (engine/host.js; docs/protocol.md section 6): a redirect is never followed with a body,
+	// nor with a header of the caller's but Authorization. The arguments are positional
+	// (host.js lists them): primitives, no object to build field by field.
+	if err := try(func() {
+		hostSend.Invoke(c.id, jsString(req.Method), c.urlValue(req.URL), lines.String(), orNull(pre), start, end, orNull(post),
+			req.Session, float64(req.Timeout/core.Millisecond), sent, c.reply)
+	}); err != nil {
+		return nil, err
+	}
+	a, err := c.await(ctx, true)
 	c.onSent = nil
 	switch {
 	case err != nil:
@@ -417,12 +452,13 @@ func (c *conn) headers(ctx core.Context) (core.Header, error) {
 	return a.headers, nil
 }
 
-// report tells the upload's sink what happened, through host.report: {type, ...its fields}
-// (engine/host.js lists them). Whatever the sink throws stays in JS's hands (the host
-// catches it).
-func (c *conn) report(typ string, fields map[string]any) {
-	fields["type"] = typ
-	_ = try(func() { host.Call("report", c.id, fields) })
+// report tells the upload's sink what happened, through host.report(id, type, ...fields): the
+// fields of each type in the order engine/host.js lists them (REPORT_FIELDS), and the host
+// makes the {type, ...fields} object the sink gets. Whatever the sink throws stays in JS's
+// hands (the host catches it).
+func (c *conn) report(typ string, fields ...any) {
+	args := append(make([]any, 0, 2+len(fields)), c.id, jsString(typ))
+	_ = try(func() { hostReport.Invoke(append(args, fields...)...) })
 }
 
 // wantRequests asks the host whether anyone listens to per-request reports: one costs a JS

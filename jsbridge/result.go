@@ -6,8 +6,9 @@ import (
 	"github.com/mediaupload/mediaupload/core"
 )
 
-// The reports go to the host as objects of primitives, {type, ...fields} (engine/host.js
-// lists them): the host and the loader build the events and results from them.
+// The reports go to the host as primitives, the fields of each type in the order
+// engine/host.js lists them (REPORT_FIELDS): the host and the loader build the events and
+// results from them.
 
 // fail reports err as the upload's end: {type: "fail", code, message, status, responseText,
 // sessionURL, reason, serverMessage}. status, responseText, reason and serverMessage come
@@ -21,28 +22,27 @@ func (c *conn) fail(err error, sessionURL string) {
 	} else if pe, ok := core.Find[*core.ProtocolError](err); ok {
 		status = pe.Status
 	}
-	c.report("fail", map[string]any{"code": core.Code(err), "message": err.Error(), "status": status,
-		"responseText": text, "sessionURL": sessionURL, "reason": reason, "serverMessage": message})
+	c.report("fail", jsString(core.Code(err)), err.Error(), status, text, sessionURL, reason, message)
 }
 
 // progressReport is the progress report's fields; secondsLeft is null where there is no
 // estimate.
-func progressReport(p core.Progress) map[string]any {
+func progressReport(p core.Progress) []any {
 	var left any
 	if p.SecondsLeft >= 0 {
 		left = p.SecondsLeft
 	}
-	return map[string]any{"loaded": p.Loaded, "total": p.Total, "confirmed": p.Confirmed, "bytesPerSecond": p.BytesPerSecond, "secondsLeft": left}
+	return []any{p.Loaded, p.Total, p.Confirmed, p.BytesPerSecond, left}
 }
 
 // retryReport is the retry report's fields.
-func retryReport(r core.RetryInfo) map[string]any {
-	return map[string]any{"attempt": r.Attempt, "delayMs": ms(r.Delay), "status": r.Status, "error": errString(r.Err), "restart": r.Restart}
+func retryReport(r core.RetryInfo) []any {
+	return []any{r.Attempt, ms(r.Delay), r.Status, errString(r.Err), r.Restart}
 }
 
 // requestReport is the request report's fields; error is null when an answer arrived.
-func requestReport(r core.RequestInfo) map[string]any {
-	return map[string]any{"method": r.Method, "url": r.URL, "contentRange": r.ContentRange, "status": r.Status, "ms": ms(r.Duration), "error": errString(r.Err)}
+func requestReport(r core.RequestInfo) []any {
+	return []any{jsString(r.Method), r.URL, r.ContentRange, r.Status, ms(r.Duration), errString(r.Err)}
 }
 
 func ms(d core.Duration) float64 { return float64(d) / float64(core.Millisecond) }

@@ -10,7 +10,7 @@ import (
 func TestRegisterHandsTheAPIToTheLoader(t *testing.T) {
 	// The loader's hook takes the API and answers with the host, here one that records.
 	got := js.Global().Get("Function").New(`const r = { events: [] };
-	r.host = { report: (id, rep) => r.events.push({ id, ...rep }) };
+	r.host = { report: (id, type, code) => r.events.push({ id, type, code }) }; // a fail: type, code, message, …
 	globalThis.__mediauploadInit = (api) => { r.api = api; return r.host };
 	return r`).Invoke()
 	if !register() {
