@@ -26,7 +26,8 @@
 // wireOptions), structured-clonable so that a Worker can receive it. What the Go side then
 // asks of the host (send, read, pull, headers, whenOnline, abort, wantRequests), how the host
 // answers (one callback per upload, {kind, ...named fields}) and what the Go side reports
-// (report: {type, ...named fields}, exactly one "done" or "fail" ending every upload, and one
+// (report: a type and its fields, positional, which the host makes the sink's {type, ...named
+// fields}; exactly one "done" or "fail" ending every upload, and one
 // "checked" or "fail" every check of a session (api.check, core's Upload.Check), possibly
 // inside api.upload itself) is written down once, in the opening comment of
 // web/js/src/engine/host.js.
