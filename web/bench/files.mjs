@@ -26,7 +26,11 @@
 // time goes: from its start to its first request, between its requests, from its last answer to
 // its end, and from a file's end to the start of the next one in the freed slot.
 //
-// Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300).
+// Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_WAYS (a
+// comma-separated list of the ways' names below, e.g. "queue,plain": those alone),
+// BENCH_FILES_PROFILE (a file name prefix: each way's first round is profiled by DevTools, the
+// profile written to PREFIX-WAY.cpuprofile and its functions of most self time printed; a wasm
+// built without -s -w names its functions).
 
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -41,7 +45,7 @@ const SEED = 0xf11e5;
 const MIN = 50_000;
 const MAX = 5_000_000;
 
-const WAYS = [
+const ALL_WAYS = [
   ["queue", "module: mu.queue({ concurrency: 6 }), defaults"],
   ["queue0", "module: mu.queue, chunkSize 0 (start + 1 PUT)"],
   ["queueBlob", "module: mu.queue, defaults, file.slice() Blobs"],
@@ -51,6 +55,9 @@ const WAYS = [
   ["media", "plain fetch: 1 media POST, 6 loops"],
   ["uppy", "Uppy 6 + @uppy/xhr-upload, limit 6"],
 ];
+const CHOSEN = process.env.BENCH_FILES_WAYS?.split(",").filter(Boolean);
+const WAYS = CHOSEN ? ALL_WAYS.filter(([how]) => CHOSEN.includes(how)) : ALL_WAYS;
+if (!WAYS.length) throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map(([how]) => how).join(", ")}`);
 
 // The files' sizes: log-uniform in [MIN, MAX], from a small seeded generator (mulberry32).
 export function fileSizes(n = N, seed = SEED) {
@@ -166,6 +173,25 @@ const FILES_CODE = () => {
 };
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+
+const PROFILE = process.env.BENCH_FILES_PROFILE;
+
+// Writes a DevTools CPU profile of one way's round and prints its functions of most self time,
+// in ms per file.
+function printProfile(how, profile) {
+  writeFileSync(`${PROFILE}-${how}.cpuprofile`, JSON.stringify(profile));
+  const self = new Map();
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  for (let k = 1; k < profile.samples.length; k++) {
+    const n = byId.get(profile.samples[k]);
+    const f = n.callFrame;
+    const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + profile.timeDeltas[k] / 1000);
+  }
+  const busy = sum([...self].filter(([k]) => k !== "(idle) :0").map(([, v]) => v));
+  console.log(`  profile of ${how}: ${(busy / N).toFixed(2)} ms per file not idle; most self time, ms per file:`);
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${(v / N).toFixed(3)}  ${k}`);
+}
 
 // CPU seconds so far of this process's descendants, split into the browser's processes and the
 // rest (the reference server: `go run` and its binary), from /proc.
@@ -289,7 +315,10 @@ async function run(env, rounds, sizes, total, md5, paths) {
       // A bucket of its own for each way and round: Chromium caches preflights by URL, and a
       // way must not find those of another one's uploads.
       const base = `${env.ref.httpURL}/upload/storage/v1/b/files-${how}-${i}/o`;
+      const profiling = PROFILE && i === 0;
+      if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
       const run = await page.evaluate(([how, base]) => window.filesRun(how, base), [how, base]);
+      if (profiling) printProfile(how, (await cdp.send("Profiler.stop")).profile);
       const [cpu1, main1] = [cpuNow(), await mainThread()];
       const log = await env.ref.log();
       const preflights = log.filter((e) => e.kind === "preflight").length;
