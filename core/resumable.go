@@ -422,6 +422,11 @@ func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 	}
 	req := &Request{Method: "PUT", URL: url, Header: h, Session: true}
 	if n > 0 {
+		// The media's type on every chunk, as Google's guide shows it (docs/protocol.md
+		// section 3). It also spares the browser a slice per file: fetch gives a body the
+		// type of its Blob only where the request has no Content-Type (jsbridge's host sends
+		// a typed File as it is).
+		h.Set("Content-Type", u.o.ContentType)
 		req.Body = []Piece{piece}
 	}
 	return req, offset + n, nil

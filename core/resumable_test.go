@@ -352,6 +352,29 @@ func TestChunkBytes(t *testing.T) {
 	}
 }
 
+// Every chunk carries the media's type as Content-Type, as Google's guide shows it
+// (docs/protocol.md section 3); a status query, with no body, carries none.
+func TestChunkContentType(t *testing.T) {
+	typed := func(want string) func(*testing.T, *Request) {
+		return func(t *testing.T, r *Request) {
+			if got := r.Header.Get("Content-Type"); got != want {
+				t.Errorf("%s %s: Content-Type %q, want %q", r.Method, r.Header.Get("Content-Range"), got, want)
+			}
+		}
+	}
+	for _, o := range []struct{ option, want string }{{"", "application/octet-stream"}, {"image/png", "image/png"}} {
+		_, err, _ := runScript(t, &memSource{data: data(K256 + 5)}, Options{ChunkSize: K256, ContentType: o.option}, []ex{
+			start(),
+			{cr: "bytes 0-262143/262149", n: K256, status: 503, check: typed(o.want)},
+			{cr: "bytes */262149", n: 0, status: 308, rng: "bytes=0-262143", check: typed("")},
+			{cr: "bytes 262144-262148/262149", n: 5, status: 200, check: typed(o.want)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestArgumentErrorsBeforeAnyRequest(t *testing.T) {
 	src := &memSource{data: data(10)}
 	tests := []struct {

@@ -15,6 +15,7 @@ type LogEntry struct {
 	Query         string    `json:"query"`         // raw query string
 	ContentRange  string    `json:"contentRange"`  // "" when absent
 	ContentLength int64     `json:"contentLength"` // -1 when unknown
+	ContentType   string    `json:"contentType"`   // "" when absent
 	// Status is the status sent: 200 for a 308 turned into 200 by
 	// X-GUploader-No-308, 0 when the connection was dropped unanswered.
 	Status        int    `json:"status"`

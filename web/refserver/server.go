@@ -244,6 +244,7 @@ func (s *Server) newEntry(r *http.Request, kind string) *LogEntry {
 		Query:         r.URL.RawQuery,
 		ContentRange:  r.Header.Get("Content-Range"),
 		ContentLength: r.ContentLength,
+		ContentType:   r.Header.Get("Content-Type"),
 		Authorization: r.Header.Get("Authorization"),
 		Kind:          kind,
 		Proto:         r.Proto,
