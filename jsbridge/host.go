@@ -33,8 +33,8 @@ func SetHost(h js.Value) {
 }
 
 // jsString returns s as a JS string, made once for each of the few strings passed again and
-// again (report types, states, methods, error codes): each new JS string from Go costs a
-// decode in JS and a finalizer in Go. Strings beyond the first 64 are made each time.
+// again (report types, states, methods, error codes, option names): each new JS string from
+// Go costs a decode in JS and a finalizer in Go. Strings beyond the first 96 are made each time.
 func jsString(s string) js.Value {
 	internedMu.Lock()
 	defer internedMu.Unlock()
@@ -42,7 +42,7 @@ func jsString(s string) js.Value {
 		return v
 	}
 	v := js.ValueOf(s)
-	if len(interned) < 64 {
+	if len(interned) < 96 {
 		interned[s] = v
 	}
 	return v

@@ -123,9 +123,9 @@ var reflectGet = js.Global().Get("Reflect").Get("get")
 
 // get returns o[name] for an object the caller gave. A plain js.Value.Get would let a
 // throwing getter (or a Proxy) unwind through the Go runtime; through Reflect.get the
-// exception is an error.
+// exception is an error. (The option names are made JS strings once: jsString.)
 func get(o js.Value, name string) (v js.Value, err error) {
-	err = try(func() { v = reflectGet.Invoke(o, name) })
+	err = try(func() { v = reflectGet.Invoke(o, jsString(name)) })
 	return v, err
 }
 

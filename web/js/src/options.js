@@ -25,7 +25,10 @@ export function wireOptions(options, sessionURL) {
       if (name === "metadata" && v !== null && !isPlainObject(v)) {
         return { bad: "invalid metadata: not a plain object" };
       }
-      out[name] = structuredClone(v);
+      // (A string, number or boolean is its own copy; structuredClone refuses a function or a
+      // symbol, and copies anything else.)
+      const plain = typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+      out[name] = plain ? v : structuredClone(v);
     } catch (err) {
       return { bad: `invalid ${name}: ${err?.message ?? err}` };
     }
