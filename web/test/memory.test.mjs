@@ -16,10 +16,11 @@
 //
 // V8 runs its collector after each upload here. It cannot see a Blob's bytes (they live in
 // the browser process), so left to itself it collects the test's dropped Blobs late: on a
-// 24 GiB machine the store reached 1 GB before it did, and where Chromium's store is smaller
-// (its limit follows the machine's memory and memory pressure) the Blob the test makes next is
-// refused and its upload fails for the test's own Blobs, not the module's (seen once in CI:
-// the 27th upload, 488 MB in, failed every attempt while a plain fetch of a new Blob worked).
+// 24 GiB machine the store reached 1 GB before it did. Where Chromium's store is smaller (its
+// limit follows the machine's memory and memory pressure), that is, most likely, what CI saw
+// once: the 27th upload, 488 MB in, failed every attempt, while a plain fetch of a new Blob
+// made after the failure (and after a collection had emptied the store to 163 MB) worked; a
+// failure of the test's own Blobs, not the module's.
 // A collection frees only what nobody references, so a module that keeps settled uploads'
 // Blobs (or leaves them to Go's collector) still fills the store, and the check after every
 // tenth upload says so early.
