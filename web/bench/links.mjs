@@ -15,6 +15,9 @@
 // rate, over the whole upload's time, session start included) and the longest wait between two
 // progress reports after the first (the end counts as a report). Several rounds, medians. Each
 // upload's requests are checked to have gone over the HTTP version named (the server's log).
+//
+// For a closer look at one thing: BENCH_LINK_PROFILES picks links by their first number
+// ("100,3"), BENCH_LINK_WAYS picks Chromium's ways ("whole,auto"; the others print "-").
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,12 +26,18 @@ import { MiB, REPO_ROOT, startAll } from "../test/harness.mjs";
 import { BLOBS } from "./page-blobs.mjs";
 import { median, LOAD_MODULE } from "./common.mjs";
 
-export const PROFILES = [
+const ALL_PROFILES = [
   { name: "100 Mbit/s up, 20 ms", bitsPerSecond: 100e6, rttMs: 20 },
   { name: "20 Mbit/s up, 60 ms", bitsPerSecond: 20e6, rttMs: 60 },
   { name: "10 Mbit/s up, 45 ms", bitsPerSecond: 10e6, rttMs: 45 },
   { name: "3 Mbit/s up, 150 ms", bitsPerSecond: 3e6, rttMs: 150 },
 ];
+const picked = (env) => process.env[env]?.split(",").map((s) => s.trim()).filter(Boolean);
+const PICKED_PROFILES = picked("BENCH_LINK_PROFILES");
+export const PROFILES = PICKED_PROFILES
+  ? ALL_PROFILES.filter((p) => PICKED_PROFILES.includes(String(p.bitsPerSecond / 1e6)))
+  : ALL_PROFILES;
+const PICKED_WAYS = picked("BENCH_LINK_WAYS");
 
 const H1 = "HTTP/1.1";
 const H2 = "HTTP/2";
@@ -184,7 +193,8 @@ const HEAD = `    ${"way".padEnd(34)}${"HTTP/1.1: share, wait".padEnd(24)}HTTP/2
 /** Runs the profiles in page (the bench page, with mu and benchBlob) and prints the figures. */
 export async function benchLinks(env, page, rounds) {
   const versions = env.ref.tls ? [H1, H2] : [H1];
-  const runs = WAYS.flatMap(([how, , vs]) => vs.filter((v) => versions.includes(v)).map((v) => [how, v]));
+  const runs = WAYS.filter(([how]) => !PICKED_WAYS || PICKED_WAYS.includes(how))
+    .flatMap(([how, , vs]) => vs.filter((v) => versions.includes(v)).map((v) => [how, v]));
   const cdp = await page.context().newCDPSession(page);
   const { product } = await cdp.send("Browser.getVersion"); // "Chrome/156.0.8078.79" (the user agent says 156.0.0.0)
   await cdp.detach();
