@@ -1,8 +1,16 @@
-// What the bench's parts share in Node: the median of their rounds, and the script by which
-// an engine's bench page loads the module (window.ready: "ok", or what load() threw).
+// What the bench's parts share in Node: the median of their rounds, the lists the environment
+// picks parts of a part by, and the script by which an engine's bench page loads the module
+// (window.ready: "ok", or what load() threw).
 
 /** The median of xs (the upper one of an even count); NaN for none. */
 export const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
+
+/** The comma-separated names in environment variable `name`, or undefined where it is unset. */
+export const pickedIn = (name) =>
+  process.env[name]
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** A page's module script: loads dist/mediaupload.js into window.mu, then sets window.ready. */
 export const LOAD_MODULE = `<script type="module">

@@ -37,7 +37,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { scratchDir } from "../test/browsers.mjs";
 import { REPO_ROOT, pseudoRandomBytes } from "../test/harness.mjs";
-import { median } from "./common.mjs";
+import { median, pickedIn } from "./common.mjs";
 
 const N = Number(process.env.BENCH_FILES_N ?? 300);
 const CONCURRENCY = 6;
@@ -55,7 +55,7 @@ const ALL_WAYS = [
   ["media", "plain fetch: 1 media POST, 6 loops"],
   ["uppy", "Uppy 6 + @uppy/xhr-upload, limit 6"],
 ];
-const CHOSEN = process.env.BENCH_FILES_WAYS?.split(",").filter(Boolean);
+const CHOSEN = pickedIn("BENCH_FILES_WAYS");
 const WAYS = CHOSEN ? ALL_WAYS.filter(([how]) => CHOSEN.includes(how)) : ALL_WAYS;
 if (!WAYS.length) throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map(([how]) => how).join(", ")}`);
 

@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { ENGINES } from "../test/browsers.mjs";
 import { MiB, REPO_ROOT, startAll } from "../test/harness.mjs";
 import { BLOBS } from "./page-blobs.mjs";
-import { median, LOAD_MODULE } from "./common.mjs";
+import { median, pickedIn, LOAD_MODULE } from "./common.mjs";
 
 const ALL_PROFILES = [
   { name: "100 Mbit/s up, 20 ms", bitsPerSecond: 100e6, rttMs: 20 },
@@ -32,12 +32,11 @@ const ALL_PROFILES = [
   { name: "10 Mbit/s up, 45 ms", bitsPerSecond: 10e6, rttMs: 45 },
   { name: "3 Mbit/s up, 150 ms", bitsPerSecond: 3e6, rttMs: 150 },
 ];
-const picked = (env) => process.env[env]?.split(",").map((s) => s.trim()).filter(Boolean);
-const PICKED_PROFILES = picked("BENCH_LINK_PROFILES");
+const PICKED_PROFILES = pickedIn("BENCH_LINK_PROFILES");
 export const PROFILES = PICKED_PROFILES
   ? ALL_PROFILES.filter((p) => PICKED_PROFILES.includes(String(p.bitsPerSecond / 1e6)))
   : ALL_PROFILES;
-const PICKED_WAYS = picked("BENCH_LINK_WAYS");
+const PICKED_WAYS = pickedIn("BENCH_LINK_WAYS");
 
 const H1 = "HTTP/1.1";
 const H2 = "HTTP/2";
