@@ -1,6 +1,6 @@
 // The protocol in every engine (Chromium, Firefox, WebKit: ../browsers.mjs), against the
 // reference server: loading, resumable uploads at "auto" and in fixed chunks with getHeaders,
-// extra headers and a checksum, media and multipart, the protocol's 308 read with and without
+// extra headers and a checksum, media and multipart, a typed Blob's Content-Type, the protocol's 308 read with and without
 // X-GUploader-No-308, faults, pause/resume/abort, and redirects that must never carry the file
 // or a token elsewhere. Where the engines differ (docs/protocol.md section 6), each test says
 // what it expects of which engine.
@@ -100,6 +100,26 @@ forEachEngine((engine) => {
       ok(out);
       await stored(name, 200_003, 4);
       assert.deepEqual((await requests()).map((e) => e.kind), [uploadType]);
+      await ref.clearLog();
+    }
+  });
+
+  // A typed Blob sent whole goes as it is, its request's own Content-Type (the option's) over
+  // the Blob's type, as the Fetch standard has it; in chunks, each slice carries it too
+  // (docs/protocol.md sections 3 and 6).
+  test("a typed Blob: every chunk and the stored object carry the contentType option, not the Blob's type", async () => {
+    for (const chunkSize of [0, CHUNK]) {
+      const name = unique(`typed-${chunkSize}`);
+      const out = await page.evaluate(
+        ({ url, chunkSize }) => T.run(T.blob(300_007, 5, "image/png"), { url, chunkSize, contentType: "text/csv" }),
+        { url: ref.uploadURL(name), chunkSize },
+      );
+      ok(out);
+      await stored(name, 300_007, 5);
+      const chunks = (await requests()).filter((e) => e.kind === "chunk");
+      assert.equal(chunks.length, chunkSize ? 2 : 1);
+      assert.deepEqual(chunks.map((e) => e.contentType), chunks.map(() => "text/csv"), `chunkSize ${chunkSize}`);
+      assert.equal((await ref.object(name)).contentType, "text/csv");
       await ref.clearLog();
     }
   });
