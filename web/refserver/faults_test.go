@@ -148,6 +148,10 @@ func TestFaultKeep(t *testing.T) {
 	if a.status != 201 {
 		t.Fatalf("rest: status %d, want 201: %s", a.status, a.body)
 	}
+	// The checksums count the bytes kept, not the bytes sent.
+	if m, _ := sums(data); a.json(t)["md5Hash"] != m {
+		t.Errorf("md5Hash %v, want %s", a.json(t)["md5Hash"], m)
+	}
 	if _, got, _ := s.Object("o"); !bytes.Equal(got, data) {
 		t.Error("stored object differs from the data")
 	}

@@ -88,6 +88,19 @@ func (c *checksums) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// clone returns checksums that go on from c's bytes, leaving c as it is.
+func (c *checksums) clone() *checksums {
+	m, err := c.md5.(hash.Cloner).Clone()
+	if err != nil {
+		panic("refserver: cannot clone md5: " + err.Error())
+	}
+	k, err := c.crc.(hash.Cloner).Clone()
+	if err != nil {
+		panic("refserver: cannot clone crc32c: " + err.Error())
+	}
+	return &checksums{md5: m, crc: k.(hash.Hash32)}
+}
+
 func (c *checksums) MD5() string { return base64.StdEncoding.EncodeToString(c.md5.Sum(nil)) }
 
 func (c *checksums) CRC32C() string {

@@ -344,16 +344,24 @@ func TestChecksums(t *testing.T) {
 		"multipart": s.do(t, "POST", uploadPath+"?uploadType=multipart", multipartBody("BND", `{"name":"mp"}`, "text/plain", data),
 			"Content-Type: multipart/related; boundary=BND"),
 	}
+	total := strconv.Itoa(len(data))
 	loc := s.start(t, "POST", "&name=r", nil)
 	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
-	answers["resumable"] = s.do(t, "PUT", loc, data[K:], "Content-Range: "+cr(K, len(data)-1, strconv.Itoa(len(data))))
+	answers["resumable"] = s.do(t, "PUT", loc, data[K:], "Content-Range: "+cr(K, len(data)-1, total))
+	// The checksums are made as the bytes arrive: in one PUT, and with bytes sent again (the
+	// second PUT starts before the stored end, so its hash so far does not count).
+	loc = s.start(t, "POST", "&name=r1", nil)
+	answers["resumable, one PUT"] = s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, total))
+	loc = s.start(t, "POST", "&name=r2", nil)
+	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
+	answers["resumable, sent again"] = s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, total))
 	for kind, a := range answers {
 		m := a.json(t)
 		if m["md5Hash"] != wantMD5 || m["crc32c"] != wantCRC || m["size"] != strconv.Itoa(len(data)) {
 			t.Errorf("%s: md5Hash %v crc32c %v size %v, want %s %s %d", kind, m["md5Hash"], m["crc32c"], m["size"], wantMD5, wantCRC, len(data))
 		}
 	}
-	for _, name := range []string{"m", "mp", "r"} {
+	for _, name := range []string{"m", "mp", "r", "r1", "r2"} {
 		if _, got, ok := s.Object(name); !ok || !bytes.Equal(got, data) {
 			t.Errorf("object %s: stored %v, want the data", name, ok)
 		}
