@@ -211,6 +211,11 @@ export async function benchLinks(env, page, rounds) {
       console.log(`    ${label.padEnd(34)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
     }
     for (const w of wrong) console.log(`    (over another version than named: ${w})`);
+    // Every way here pays four round trips besides its bytes: the start's preflight and answer,
+    // the first PUT's preflight (a session URI is new each time, so no preflight is cached),
+    // and the last answer.
+    const bytesTime = size / (p.bitsPerSecond / 8);
+    console.log(`    four round trips (two preflights, the start, the last answer) cap any cross-origin resumable upload near ${(bytesTime / (bytesTime + (4 * p.rttMs) / 1000)).toFixed(3)}`);
     if (versions.includes(H2)) {
       const leads = [];
       for (let i = 0; i < rounds; i++) {
