@@ -166,7 +166,10 @@ async function runProfile(env, page, p, runs, rounds, tag) {
     const order = [...runs];
     for (let k = 0; k < i % order.length; k++) order.push(order.shift());
     for (const [how, version] of order) {
-      const name = `link-${tag}-${how}-${version.replace(/\W/g, "")}-${i}`;
+      // A name of its own for each link: the start's URL carries it, and the same URL used over
+      // an earlier link would find its preflight cached (Access-Control-Max-Age 600), a round
+      // trip fewer than the uploads of the first link, or of a link ten minutes later, pay.
+      const name = `link-${tag}-${p.bitsPerSecond / 1e6}-${how}-${version.replace(/\W/g, "")}-${i}`;
       await env.ref.clearLog();
       const r = await page.evaluate(([how, url, size]) => window.linkRun(how, url, size), [how, urlOver(env, name, version), size]);
       const want = version === H1 ? "HTTP/1.1" : "HTTP/2.0";
