@@ -23,8 +23,12 @@ package core
 // The rate comes from the chunks answered so far: each gives size ÷ (duration − cost); recent
 // chunks weigh more, and a slower one weighs more still, so a link that slows down is followed
 // at once. The fixed cost is the shortest answer time seen for a request without a body (the
-// session start, a status query) or, before any, a guess. A chunk that fails halves the next
-// one (less to send again on a flaky link); growth resumes with the chunks that succeed.
+// session start, a status query) or, before any, a guess. To another origin the session start
+// pays a preflight too, a second round trip that a chunk does not pay (the browser caches the
+// session URI's preflight after the first chunk): so two chunks after the first, one at least
+// 1.5 times the other, lower it to what they show (each took cost + size ÷ rate: two sizes give
+// both), never below half the start's. A chunk that fails halves the next one (less to send
+// again on a flaky link); growth resumes with the chunks that succeed.
 //
 // Two things change the target. A page may bound the gap between progress reports
 // (Interval, the option progressIntervalMs): the chunk's time and its fixed cost then fit in
@@ -81,6 +85,11 @@ type ChunkSizer struct {
 	shrunk  bool     // the last chunk failed: the next is at most half of it
 	counted bool     // the last chunk answered reported progress inside (Request.OnSent)
 	seeded  bool     // rate, cost and counted came from a Link, and no round trip checked them yet
+
+	floor    Duration // the least the cost may be lowered to: half the shortest round trip
+	answered int      // the chunks answered so far
+	minSize  int64    // the smallest chunk answered after the first (0: none yet) ...
+	minTook  Duration // ... and how long it took
 }
 
 // NewChunkSizer returns a sizer whose chunks are at most max bytes (rounded down to 256 KiB,
@@ -95,14 +104,21 @@ func (c *ChunkSizer) RoundTrip(d Duration) {
 	if d <= 0 {
 		return
 	}
+	if c.floor == 0 || d/2 < c.floor {
+		c.floor = d / 2
+	}
 	if c.seeded {
-		// The first round trip of an upload seeded from what an earlier one measured (link.go):
-		// the cost is this link's now. One far longer than the seed's says the link is another
-		// (a phone gone from Wi-Fi to a cellular network): its rate is not known either.
+		// The first round trip of an upload seeded from what an earlier one measured (link.go).
+		// One far longer than the seed's says the link is another (a phone gone from Wi-Fi to
+		// a cellular network): its rate is not known either, and the cost is this one. Else
+		// the seed's cost stands if this round trip allows it (between d/2, d with a
+		// preflight, and d).
+		c.seeded = false
 		if d > 2*c.cost+guessCost {
-			c.rate, c.counted = 0, false
+			c.rate, c.counted, c.cost = 0, false, d
+			return
 		}
-		c.seeded, c.cost = false, d
+		c.cost = min(max(c.cost, d/2), d)
 		return
 	}
 	if c.cost == 0 || d < c.cost {
@@ -117,6 +133,13 @@ func (c *ChunkSizer) Answered(size int64, d Duration, counted bool) {
 	if size <= 0 || d <= 0 {
 		return
 	}
+	c.answered++
+	if c.answered >= 2 { // the first may have paid its session URI's preflight
+		c.refine(c.minSize, c.minTook, size, d)
+		if c.minSize == 0 || size < c.minSize {
+			c.minSize, c.minTook = size, d
+		}
+	}
 	transfer := max(d-c.fixedCost(), minTransfer)
 	r := float64(size) / transfer.Seconds()
 	switch {
@@ -126,6 +149,19 @@ func (c *ChunkSizer) Answered(size int64, d Duration, counted bool) {
 		c.rate = 0.3*c.rate + 0.7*r // slower: follow it at once
 	default:
 		c.rate = 0.5*c.rate + 0.5*r
+	}
+}
+
+// refine lowers the cost to what two chunks show, each having taken cost + size ÷ rate, where
+// the larger is at least 1.5 times the smaller (closer sizes leave the cost to the timings'
+// noise); never below the floor, and never up (see the file's comment).
+func (c *ChunkSizer) refine(s1 int64, d1 Duration, s2 int64, d2 Duration) {
+	if s1 <= 0 || c.cost == 0 || 2*s2 < 3*s1 {
+		return
+	}
+	est := Duration((float64(d1)*float64(s2) - float64(d2)*float64(s1)) / float64(s2-s1))
+	if est < c.cost {
+		c.cost = max(est, c.floor)
 	}
 }
 

@@ -13,6 +13,9 @@ type link struct {
 	perReq  Duration
 	after   int64   // from this many bytes on…
 	rateAft float64 // …the rate is this (0: no change)
+	// preflight: the server is another origin's, so the session start and the first chunk (its
+	// session URI's first request) each wait for a preflight first, one round trip more.
+	preflight bool
 }
 
 type simulation struct {
@@ -34,8 +37,12 @@ func simulate(t *testing.T, l link, total int64, fail func(i int) bool) simulati
 func simulateWith(t *testing.T, l link, total int64, fail func(i int) bool, c *ChunkSizer, counted func(i int) bool) simulation {
 	t.Helper()
 	var sim simulation
-	sim.total = l.rtt + l.perReq
-	c.RoundTrip(l.rtt + l.perReq)
+	var preflight Duration
+	if l.preflight {
+		preflight = l.rtt
+	}
+	sim.total = preflight + l.rtt + l.perReq
+	c.RoundTrip(preflight + l.rtt + l.perReq)
 	for off, i := int64(0), 0; off < total; i++ {
 		size := c.Next(off, total)
 		checkSize(t, size, off, total, c.Max)
@@ -45,6 +52,9 @@ func simulateWith(t *testing.T, l link, total int64, fail func(i int) bool, c *C
 		}
 		bytes := Duration(float64(size) / rate * float64(Second))
 		d := l.rtt + l.perReq + bytes
+		if i == 0 {
+			d += preflight
+		}
 		sim.total += d
 		if fail != nil && fail(i) {
 			c.Failed()
@@ -165,6 +175,32 @@ func TestChunkSizerCountedChunks(t *testing.T) {
 		if d > 2*Second {
 			t.Errorf("chunk %d, after the transport stopped counting, took %.2f s (sizes %v)", i+3, d.Seconds(), sim.sizes)
 		}
+	}
+}
+
+// To another origin the session start and the first chunk pay a preflight, which doubles the
+// start's round trip, the sizer's first measure of a chunk's fixed cost: two chunks after the
+// first bring the cost back to one round trip, and the chunks to the second or so it gives
+// (fifteen round trips of 63 ms, at least a second), not the 1.6 s that twice it would.
+func TestChunkSizerCostWithoutThePreflight(t *testing.T) {
+	mbit := func(n float64) float64 { return n * 1e6 / 8 }
+	for _, l := range []link{
+		{name: "20 Mbit/s, 60 ms", rate: mbit(20), rtt: 60 * Millisecond, perReq: 3 * Millisecond, preflight: true},
+		{name: "10 Mbit/s, 45 ms", rate: mbit(10), rtt: 45 * Millisecond, perReq: 3 * Millisecond, preflight: true},
+	} {
+		t.Run(l.name, func(t *testing.T) {
+			c := NewChunkSizer(DefaultMaxChunkSize)
+			sim := simulateWith(t, l, 40<<20, nil, c, func(int) bool { return false })
+			t.Logf("sizes %v, cost %v", sim.sizes, c.cost)
+			if want := l.rtt + l.perReq; c.cost < want*9/10 || c.cost > want*11/10 {
+				t.Errorf("cost %v, want about one round trip, %v", c.cost, want)
+			}
+			for i, d := range sim.durations[3 : len(sim.durations)-1] {
+				if d > 1300*Millisecond {
+					t.Errorf("chunk %d took %.2f s, want about 1 s", i+3, d.Seconds())
+				}
+			}
+		})
 	}
 }
 

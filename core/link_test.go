@@ -92,9 +92,9 @@ func TestLinkSharedByUploads(t *testing.T) {
 	})
 }
 
-// The session start checks a seed: a round trip near the seed's cost keeps it (and is the cost
-// from then on, even where longer: a minimum from another moment would size chunks too short);
-// one far longer says the link is another, whose rate is not known: 256 KiB first again.
+// The session start checks a seed: a round trip near the seed's cost keeps it, within what the
+// round trip allows (half of it, where a preflight came first, to all of it); one far longer
+// says the link is another, whose rate is not known: 256 KiB first again.
 func TestLinkSeedCheckedByTheFirstRoundTrip(t *testing.T) {
 	measured := NewChunkSizer(DefaultMaxChunkSize)
 	measured.RoundTrip(45 * Millisecond)
@@ -108,8 +108,22 @@ func TestLinkSeedCheckedByTheFirstRoundTrip(t *testing.T) {
 	if got := same.Next(0, -1); got < 2<<20 {
 		t.Errorf("a round trip of 70 ms after a seed of 45 ms: first chunk %d bytes, want the seed's seconds' worth", got)
 	}
-	if same.cost != 70*Millisecond {
-		t.Errorf("cost %v after the first round trip of 70 ms, want 70 ms", same.cost)
+	if same.cost != 45*Millisecond {
+		t.Errorf("cost %v after a first round trip of 70 ms and a seed of 45 ms, want the seed's", same.cost)
+	}
+	// A start of 100 ms (not "far longer": under twice 45 ms and 50 ms) leaves at least half.
+	longer := NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(longer, 20*Second)
+	longer.RoundTrip(100 * Millisecond)
+	if longer.cost != 50*Millisecond {
+		t.Errorf("cost %v after a first round trip of 100 ms and a seed of 45 ms, want 50 ms", longer.cost)
+	}
+	// And a shorter one is the cost.
+	shorter := NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(shorter, 20*Second)
+	shorter.RoundTrip(30 * Millisecond)
+	if shorter.cost != 30*Millisecond {
+		t.Errorf("cost %v after a first round trip of 30 ms and a seed of 45 ms, want 30 ms", shorter.cost)
 	}
 	other := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(other, 20*Second)
