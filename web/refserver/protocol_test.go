@@ -7,11 +7,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 const K = chunkAlign
@@ -495,5 +497,66 @@ func TestContentLengthHeaderDisagrees(t *testing.T) {
 	r.ContentLength = K + 1
 	if w := serve(s, r); w.Code != 400 {
 		t.Errorf("status %d, want 400", w.Code)
+	}
+}
+
+// A chunk overtaken while it was read: another request stored the same range first (with other
+// bytes), so the stored object keeps those and the rest of this chunk, and its checksums are
+// of that, not of this chunk's bytes hashed as they came.
+func TestChecksumsOfAnOvertakenChunk(t *testing.T) {
+	s := newTestServer(t, Options{})
+	data := testData(2 * K)
+	other := bytes.Repeat([]byte{0xee}, K) // the first K bytes as the other request sent them
+	loc := s.start(t, "POST", "&name=o", nil)
+
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest("PUT", loc, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(data))
+	req.Header.Set("Content-Range", cr(0, len(data)-1, strconv.Itoa(len(data))))
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := s.client.Do(req)
+		if err != nil {
+			done <- answer{status: -1, body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- answer{status: resp.StatusCode, header: resp.Header, body: b}
+	}()
+	// Once the server has logged the chunk and taken some of its body, it is reading it: the
+	// other request comes now.
+	if _, err := pw.Write(data[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if log := s.Log(); len(log) == 2 && log[1].Kind == KindChunk {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the chunk did not reach the server")
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if a := s.do(t, "PUT", loc, other, "Content-Range: "+cr(0, K-1, "*")); a.status != 308 {
+		t.Fatalf("the overtaking chunk: %d %s", a.status, a.body)
+	}
+	if _, err := pw.Write(data[1000:]); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	a := <-done
+	if a.status != 201 {
+		t.Fatalf("the overtaken chunk: %d %s", a.status, a.body)
+	}
+	want := append(append([]byte{}, other...), data[K:]...)
+	if m, _ := sums(want); a.json(t)["md5Hash"] != m {
+		t.Errorf("md5Hash %v, want %s (the stored bytes')", a.json(t)["md5Hash"], m)
+	}
+	if _, got, ok := s.Object("o"); !ok || !bytes.Equal(got, want) {
+		t.Errorf("object: stored %v, want the other request's first K bytes and then this one's", ok)
 	}
 }
