@@ -69,20 +69,23 @@ func (s *testServer) do(t *testing.T, method, url string, body []byte, hdr ...st
 }
 
 func (s *testServer) try(method, url string, body []byte, hdr ...string) (answer, error) {
+	if body == nil {
+		return s.send(method, url, nil, 0, hdr...)
+	}
+	return s.send(method, url, bytes.NewReader(body), int64(len(body)), hdr...)
+}
+
+// send is try with a body read as the request goes (an io.Pipe: sent while the test does
+// something else) of the given Content-Length.
+func (s *testServer) send(method, url string, body io.Reader, length int64, hdr ...string) (answer, error) {
 	if strings.HasPrefix(url, "/") {
 		url = s.ts.URL + url
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		return answer{}, err
 	}
-	if body == nil {
-		req.ContentLength = 0
-	}
+	req.ContentLength = length
 	for _, h := range hdr {
 		k, v, _ := strings.Cut(h, ":")
 		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))

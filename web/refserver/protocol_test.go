@@ -510,22 +510,13 @@ func TestChecksumsOfAnOvertakenChunk(t *testing.T) {
 	loc := s.start(t, "POST", "&name=o", nil)
 
 	pr, pw := io.Pipe()
-	req, err := http.NewRequest("PUT", loc, pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.ContentLength = int64(len(data))
-	req.Header.Set("Content-Range", cr(0, len(data)-1, strconv.Itoa(len(data))))
 	done := make(chan answer, 1)
 	go func() {
-		resp, err := s.client.Do(req)
+		a, err := s.send("PUT", loc, pr, int64(len(data)), "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data))))
 		if err != nil {
-			done <- answer{status: -1, body: []byte(err.Error())}
-			return
+			a = answer{status: -1, body: []byte(err.Error())}
 		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		done <- answer{status: resp.StatusCode, header: resp.Header, body: b}
+		done <- a
 	}()
 	// Once the server has logged the chunk and taken some of its body, it is reading it: the
 	// other request comes now.
