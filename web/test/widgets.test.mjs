@@ -379,6 +379,49 @@ test("queue: abort() right after add() starts nothing; one upload cancelled coun
   assert.deepEqual(await env.checkStored(names[1], 8 * 262144, 711), []);
 });
 
+// The queue keeps loaded and total as running sums (queue.js), so an abort must reach them at
+// once, whichever way it comes; and it looks for the next upload to start from where it last
+// stopped, so an upload paused before its turn and resumed after later ones started must
+// still start.
+test("queue: total drops at once when a running upload is aborted, by abort() or by its signal; one paused before its turn and resumed later still runs", async () => {
+  const names = Array.from({ length: 4 }, () => unique("qt"));
+  const size = 8 * 262144;
+  const out = await page.evaluate(async ({ urls, size }) => {
+    const mu = await T.load();
+    const q = mu.queue({ concurrency: 2 });
+    const ac = new AbortController();
+    const seen = [0, 0];
+    const ups = [
+      q.add(T.blob(size, 720), { url: urls[0], chunkSize: 262144 }),
+      q.add(T.blob(size, 721), { url: urls[1], chunkSize: 262144, signal: ac.signal }),
+      q.add(T.blob(300_000, 722), { url: urls[2] }),
+      q.add(T.blob(300_000, 723), { url: urls[3] }),
+    ];
+    ups[2].pause(); // before its turn: the queue passes it by
+    ups.slice(0, 2).forEach((u, i) => u.addEventListener("progress", (e) => (seen[i] = e.loaded)));
+    await T.until(() => seen[0] > 0 && seen[1] > 0, 20_000, "both running uploads to send a chunk");
+    const before = q.total;
+    ups[0].abort();
+    const afterAbort = { total: q.total, loaded: seen[0] };
+    ac.abort();
+    const afterSignal = { total: q.total, loaded: seen[1] };
+    await T.until(() => ups[3].state === "done", 20_000, "the fourth upload, started past the paused third");
+    const thirdWhileFourthDone = ups[2].state;
+    ups[2].resume();
+    const results = (await Promise.allSettled(ups.map((u) => u.promise))).map((r) => r.status);
+    return { before, afterAbort, afterSignal, thirdWhileFourthDone, results, end: { loaded: q.loaded, total: q.total } };
+  }, { urls: names.map((n) => ref.uploadURL(n)), size });
+  const all = 2 * size + 600_000;
+  assert.equal(out.before, all);
+  assert.equal(out.afterAbort.total, all - size + out.afterAbort.loaded, "abort(): total counts what the upload had sent, at once");
+  assert.equal(out.afterSignal.total, out.afterAbort.loaded + out.afterSignal.loaded + 600_000, "the signal: the same, at once");
+  assert.equal(out.thirdWhileFourthDone, "paused");
+  assert.deepEqual(out.results, ["rejected", "rejected", "fulfilled", "fulfilled"]);
+  assert.deepEqual(out.end, { loaded: out.afterSignal.total, total: out.afterSignal.total }, "100 % at the end");
+  assert.deepEqual(await env.checkStored(names[2], 300_000, 722), []);
+  assert.deepEqual(await env.checkStored(names[3], 300_000, 723), []);
+});
+
 test("queue: bad concurrency is a typed error", async () => {
   const out = await page.evaluate(async () => {
     const mu = await T.load();
