@@ -26,17 +26,29 @@
 // time goes: from its start to its first request, between its requests, from its last answer to
 // its end, and from a file's end to the start of the next one in the freed slot.
 //
+// Then the same ways again in a Chromium that nothing is attached to, as a user's browser is
+// (BENCH_FILES_UNATTACHED=0 skips it): DevTools, through which Playwright drives the page, makes
+// every request cost the page more (each way made 1.1 to 1.7 times its files per second without
+// it, on 2026-11-25), and not the same for every way, so the ways' ratios differ between the
+// two. No file on disk can be picked there, so the page fetches the same files into Files in
+// memory, drives its rounds itself and tells Node how each went (Node checks what was stored);
+// printed: files per second per way, and its ratio to the plain start + PUT loop's.
+//
 // Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_WAYS (a
 // comma-separated list of the ways' names below, e.g. "queue,plain": those alone),
 // BENCH_FILES_PROFILE (a file name prefix: each way's first round is profiled by DevTools, the
 // profile written to PREFIX-WAY.cpuprofile and its functions of most self time printed; a wasm
-// built without -s -w names its functions).
+// built without -s -w names its functions), BENCH_FILES_RTT (a round trip in ms, default 0: the
+// reference server answers every request, preflights included, that much later, through the
+// emulated link of package netlink at no rate limit; loopback's own is well under a
+// millisecond, which leaves the browser's CPU as what bounds the rate).
 
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { scratchDir } from "../test/browsers.mjs";
-import { REPO_ROOT, pseudoRandomBytes } from "../test/harness.mjs";
+import { CHROMIUM_ARGS, scratchDir } from "../test/browsers.mjs";
+import { REPO_ROOT, pseudoRandomBytes, readBody } from "../test/harness.mjs";
 import { median, pickedIn } from "./common.mjs";
 
 const N = Number(process.env.BENCH_FILES_N ?? 300);
@@ -44,6 +56,9 @@ const CONCURRENCY = 6;
 const SEED = 0xf11e5;
 const MIN = 50_000;
 const MAX = 5_000_000;
+const RTT_MS = Number(process.env.BENCH_FILES_RTT ?? 0);
+const UNATTACHED = process.env.BENCH_FILES_UNATTACHED !== "0";
+if (!(RTT_MS >= 0)) throw new Error(`BENCH_FILES_RTT is ${process.env.BENCH_FILES_RTT}, not a round trip in ms`);
 
 const ALL_WAYS = [
   ["queue", "module: mu.queue({ concurrency: 6 }), defaults"],
@@ -90,6 +105,17 @@ const FILES_CODE = () => {
   window.takeFiles = () => {
     const index = (f) => Number(f.name.slice(1, -4));
     files = [...document.getElementById("pick").files].sort((a, b) => index(a) - index(b));
+    return files.map((f) => f.size);
+  };
+  // The same files fetched from the page's origin into Files in memory: where nothing is
+  // attached to the browser, nothing can pick a file on disk for the page.
+  window.fetchFiles = async (n) => {
+    files = await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const blob = await (await fetch(`/bench-files/f${i}.bin`)).blob();
+        return new File([blob], `f${i}.bin`, { type: blob.type });
+      }),
+    );
     return files.map((f) => f.size);
   };
   const startSession = async (url, size) => {
@@ -254,6 +280,87 @@ function breakdown(run) {
   return { toFirst, between, toEnd, server, slot, inFlight, duration };
 }
 
+// Runs in a page that nothing is attached to (runUnattached): takes the files, then runs the
+// ways in the order Node gives them, telling it how long each took.
+const UNATTACHED_CODE = async (n) => {
+  const post = async (path, body) => (await fetch(`/bench-free/${path}`, { method: "POST", body: JSON.stringify(body) })).json();
+  try {
+    let step = await post("files", { sizes: await window.fetchFiles(n) });
+    while (step.how) step = await post("ran", { ms: (await window.filesRun(step.how, step.base)).ms });
+  } catch (e) {
+    await post("error", { message: String(e?.stack ?? e) });
+  }
+};
+
+// The ways again, in a Chromium started with nothing attached (see the file's comment).
+async function runUnattached(env, rounds, sizes, md5, folder) {
+  env.web.dir("/bench-files/", folder);
+  env.web.page("/files-free.html", filesPage(`(${UNATTACHED_CODE})(${N});`));
+  const steps = schedule(rounds);
+  const ms = new Map(WAYS.map(([how]) => [how, []]));
+  const problems = [];
+  let at = -1; // the step running
+  let finish, fail, watchdog;
+  const finished = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
+  // The next step for the page, the server made fresh for it ({} after the last); a step
+  // unfinished after ten minutes ends the part.
+  const next = async () => {
+    clearTimeout(watchdog);
+    if (++at === steps.length) return finish(), {};
+    watchdog = setTimeout(() => fail(new Error(`the unattached page: no end of step ${at} in 10 minutes`)), 600_000);
+    await freshServer(env);
+    return { how: steps[at].how, base: bucket(env, steps[at].how, steps[at].i, "-free") };
+  };
+  env.web.route("/bench-free/", async (req, res) => {
+    const answer = (v) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(v));
+    try {
+      const body = JSON.parse((await readBody(req)).toString() || "{}");
+      const what = req.url.slice("/bench-free/".length);
+      if (what === "error") throw new Error(`the unattached page: ${body.message}`);
+      if (what === "files" && body.sizes.join() !== sizes.join()) throw new Error("the files fetched are not the files written");
+      if (what === "ran") {
+        const { how, i } = steps[at];
+        ms.get(how).push(body.ms);
+        const problem = await checkStored(env, how, i, sizes, md5);
+        if (problem) problems.push(problem);
+      }
+      answer(await next());
+    } catch (err) {
+      answer({});
+      fail(err);
+    }
+  });
+  const profile = scratchDir("mediaupload-bench-unattached-");
+  const browser = spawn(
+    process.env.CHROMIUM ?? "/usr/bin/chromium",
+    [...CHROMIUM_ARGS, `--user-data-dir=${profile.dir}`, `${env.web.url}/files-free.html`],
+    { detached: true, stdio: "ignore" },
+  );
+  const exited = new Promise((_, reject) => browser.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before the end`))));
+  exited.catch(() => {}); // it exits when killed below, after the end
+  try {
+    await Promise.race([finished, exited]);
+  } finally {
+    clearTimeout(watchdog);
+    try {
+      process.kill(-browser.pid, "SIGKILL"); // the browser and its child processes
+    } catch {}
+    profile.remove();
+    await env.ref.reset();
+  }
+  const plain = ms.has("plain") ? median(ms.get("plain")) : NaN;
+  console.log(
+    `  without DevTools (a Chromium nothing is attached to; the same files fetched into Files in memory), ` +
+      `${rounds} rounds, medians: files per second${ms.has("plain") ? ", and the ratio to the plain start + PUT loop's" : ""}`,
+  );
+  for (const [how, label] of WAYS) {
+    const m = median(ms.get(how));
+    const ratio = Number.isNaN(plain) ? "" : `   ${(plain / m).toFixed(2)}`;
+    console.log(`  ${label.padEnd(46)}${(N / (m / 1000)).toFixed(1).padStart(8)}${ratio}`);
+  }
+  for (const p of problems) console.log(`  ${p}`);
+}
+
 /** Runs the files part in env (bench.mjs's: Chromium, the reference server) and prints it. */
 export async function benchFiles(env, rounds) {
   const sizes = fileSizes();
@@ -269,16 +376,15 @@ export async function benchFiles(env, rounds) {
       return path;
     });
     await run(env, rounds, sizes, total, md5, paths);
+    if (UNATTACHED) await runUnattached(env, rounds, sizes, md5, folder.dir);
   } finally {
     folder.remove();
   }
 }
 
-async function run(env, rounds, sizes, total, md5, paths) {
-  env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
-  env.web.page(
-    "/files.html",
-    `<!doctype html><meta charset="utf-8"><title>files bench</title>
+// The bench page: the ways (FILES_CODE), Uppy and the module loaded, then `then` (a script's
+// text) run.
+const filesPage = (then = "") => `<!doctype html><meta charset="utf-8"><title>files bench</title>
     <input type="file" id="pick" multiple>
     <script type="module">
       (${FILES_CODE})();
@@ -286,8 +392,40 @@ async function run(env, rounds, sizes, total, md5, paths) {
       const { load } = await import("/dist/mediaupload.js");
       window.mu = await load();
       window.ready = true;
-    </script>`,
-  );
+      ${then}
+    </script>`;
+
+// Each way's rounds in their order: each round starts one way further on.
+function schedule(rounds) {
+  const steps = [];
+  for (let i = 0; i < rounds; i++) {
+    const order = WAYS.map(([how]) => how);
+    for (let k = 0; k < i % order.length; k++) order.push(order.shift());
+    for (const how of order) steps.push({ how, i });
+  }
+  return steps;
+}
+
+// Whether round i of way `how` stored every file whole: a problem's text, or null.
+async function checkStored(env, how, i, sizes, md5) {
+  const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
+  const bad = objs.filter((o) => o.md5Hash !== md5.get(sizes[Number(o.name.slice(1, -4))])).length;
+  return objs.length !== N || bad ? `${how}, round ${i + 1}: ${objs.length} objects stored, ${bad} wrong` : null;
+}
+
+// The reference server as each run finds it: nothing stored, the link of BENCH_FILES_RTT.
+async function freshServer(env) {
+  await env.ref.reset();
+  if (RTT_MS) await env.ref.config({ link: { bitsPerSecond: 0, rttMs: RTT_MS } });
+}
+
+// A bucket of its own for each way and round: Chromium caches preflights by URL, and a way must
+// not find those of another one's uploads.
+const bucket = (env, how, i, where = "") => `${env.ref.httpURL}/upload/storage/v1/b/files${where}-${how}-${i}/o`;
+
+async function run(env, rounds, sizes, total, md5, paths) {
+  env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
+  env.web.page("/files.html", filesPage());
   const page = await env.openPage("/files.html");
   await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
   await page.setInputFiles("#pick", paths);
@@ -302,40 +440,34 @@ async function run(env, rounds, sizes, total, md5, paths) {
   console.log(
     `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
       `median ${(median(sizes) / 1e3).toFixed(0)} KB), ${CONCURRENCY} at a time, headless Chromium to the reference server ` +
-      `over loopback (HTTP/1.1), ${rounds} rounds, medians; every object's size and MD5 checked`,
+      `over loopback (HTTP/1.1)${RTT_MS ? `, each answer ${RTT_MS} ms late (a round trip)` : ""}, ${rounds} rounds, medians; ` +
+      `every object's size and MD5 checked`,
   );
   const t = new Map(WAYS.map(([how]) => [how, []]));
   const problems = [];
-  for (let i = 0; i < rounds; i++) {
-    const order = WAYS.map(([how]) => how);
-    for (let k = 0; k < i % order.length; k++) order.push(order.shift());
-    for (const how of order) {
-      await env.ref.reset();
-      const [cpu0, main0] = [cpuNow(), await mainThread()];
-      // A bucket of its own for each way and round: Chromium caches preflights by URL, and a
-      // way must not find those of another one's uploads.
-      const base = `${env.ref.httpURL}/upload/storage/v1/b/files-${how}-${i}/o`;
-      const profiling = PROFILE && i === 0;
-      if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
-      const run = await page.evaluate(([how, base]) => window.filesRun(how, base), [how, base]);
-      if (profiling) printProfile(how, (await cdp.send("Profiler.stop")).profile);
-      const [cpu1, main1] = [cpuNow(), await mainThread()];
-      const log = await env.ref.log();
-      const preflights = log.filter((e) => e.kind === "preflight").length;
-      const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
-      const bad = objs.filter((o) => o.md5Hash !== md5.get(sizes[Number(o.name.slice(1, -4))])).length;
-      if (objs.length !== N || bad) problems.push(`${how}, round ${i + 1}: ${objs.length} objects stored, ${bad} wrong`);
-      t.get(how).push({
-        ...breakdown(run),
-        requests: (log.length - preflights) / N,
-        preflights: preflights / N,
-        ms: run.ms,
-        setupMs: run.setupMs,
-        browserCPU: (cpu1.browser - cpu0.browser) * 1000,
-        serverCPU: (cpu1.server - cpu0.server) * 1000,
-        mainMs: (main1 - main0) * 1000,
-      });
-    }
+  for (const { how, i } of schedule(rounds)) {
+    await freshServer(env);
+    const [cpu0, main0] = [cpuNow(), await mainThread()];
+    const base = bucket(env, how, i);
+    const profiling = PROFILE && i === 0;
+    if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
+    const run = await page.evaluate(([how, base]) => window.filesRun(how, base), [how, base]);
+    if (profiling) printProfile(how, (await cdp.send("Profiler.stop")).profile);
+    const [cpu1, main1] = [cpuNow(), await mainThread()];
+    const log = await env.ref.log();
+    const preflights = log.filter((e) => e.kind === "preflight").length;
+    const problem = await checkStored(env, how, i, sizes, md5);
+    if (problem) problems.push(problem);
+    t.get(how).push({
+      ...breakdown(run),
+      requests: (log.length - preflights) / N,
+      preflights: preflights / N,
+      ms: run.ms,
+      setupMs: run.setupMs,
+      browserCPU: (cpu1.browser - cpu0.browser) * 1000,
+      serverCPU: (cpu1.server - cpu0.server) * 1000,
+      mainMs: (main1 - main0) * 1000,
+    });
   }
   await env.ref.reset();
   await cdp.detach();
