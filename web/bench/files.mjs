@@ -302,12 +302,17 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
   let at = -1; // the step running
   let finish, fail, watchdog;
   const finished = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
-  // The next step for the page, the server made fresh for it ({} after the last); a step
-  // unfinished after ten minutes ends the part.
-  const next = async () => {
+  // Ten minutes without word from the page (a page that did not load, a step that never
+  // ends) end the part.
+  const watch = () => {
     clearTimeout(watchdog);
+    watchdog = setTimeout(() => fail(new Error(`the unattached page: no word in 10 minutes (step ${at + 1} of ${steps.length})`)), 600_000);
+  };
+  watch();
+  // The next step for the page, the server made fresh for it ({} after the last).
+  const next = async () => {
     if (++at === steps.length) return finish(), {};
-    watchdog = setTimeout(() => fail(new Error(`the unattached page: no end of step ${at} in 10 minutes`)), 600_000);
+    watch();
     await freshServer(env);
     return { how: steps[at].how, base: bucket(env, steps[at].how, steps[at].i, "-free") };
   };
