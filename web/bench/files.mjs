@@ -43,12 +43,11 @@
 // emulated link of package netlink at no rate limit; loopback's own is well under a
 // millisecond, which leaves the browser's CPU as what bounds the rate).
 
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CHROMIUM_ARGS, scratchDir } from "../test/browsers.mjs";
-import { REPO_ROOT, pseudoRandomBytes, readBody } from "../test/harness.mjs";
+import { REPO_ROOT, pseudoRandomBytes, readBody, spawnGroup } from "../test/harness.mjs";
 import { median, pickedIn } from "./common.mjs";
 
 const N = Number(process.env.BENCH_FILES_N ?? 300);
@@ -336,20 +335,21 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
     }
   });
   const profile = scratchDir("mediaupload-bench-unattached-");
-  const browser = spawn(
-    process.env.CHROMIUM ?? "/usr/bin/chromium",
-    [...CHROMIUM_ARGS, `--user-data-dir=${profile.dir}`, `${env.web.url}/files-free.html`],
-    { detached: true, stdio: "ignore" },
-  );
-  const exited = new Promise((_, reject) => browser.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before the end`))));
-  exited.catch(() => {}); // it exits when killed below, after the end
+  // A process group of its own: stop() ends the browser and its child processes.
+  const browser = spawnGroup(process.env.CHROMIUM ?? "/usr/bin/chromium", [
+    ...CHROMIUM_ARGS,
+    `--user-data-dir=${profile.dir}`,
+    `${env.web.url}/files-free.html`,
+  ]);
+  browser.child.stdout.resume(); // nothing reads what it logs
+  browser.child.stderr.resume();
+  const exited = new Promise((_, reject) => browser.child.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before the end`))));
+  exited.catch(() => {}); // it exits when stopped below, after the end
   try {
     await Promise.race([finished, exited]);
   } finally {
     clearTimeout(watchdog);
-    try {
-      process.kill(-browser.pid, "SIGKILL"); // the browser and its child processes
-    } catch {}
+    await browser.stop();
     profile.remove();
     await env.ref.reset();
   }

@@ -65,7 +65,7 @@ export function md5Base64(bytes) {
 // ---------------------------------------------------------------------------------------------
 // Processes
 
-function spawnGroup(cmd, args, opts) {
+export function spawnGroup(cmd, args, opts) {
   // A process group of its own, so stop() ends `go run` and the binary it started.
   const child = spawn(cmd, args, { ...opts, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   // If the test process dies first, do not leave the group behind.

@@ -1,9 +1,9 @@
 // The protocol in every engine (Chromium, Firefox, WebKit: ../browsers.mjs), against the
 // reference server: loading, resumable uploads at "auto" and in fixed chunks with getHeaders,
-// extra headers and a checksum, media and multipart, a typed Blob's Content-Type, the protocol's 308 read with and without
-// X-GUploader-No-308, faults, pause/resume/abort, and redirects that must never carry the file
-// or a token elsewhere. Where the engines differ (docs/protocol.md section 6), each test says
-// what it expects of which engine.
+// extra headers and a checksum, media and multipart, a typed Blob's Content-Type, the
+// protocol's 308 read with and without X-GUploader-No-308, faults, pause/resume/abort, and
+// redirects that must never carry the file or a token elsewhere. Where the engines differ
+// (docs/protocol.md section 6), each test says what it expects of which engine.
 // Run: node --test web/test/engines/protocol.test.mjs   (MEDIAUPLOAD_ENGINES=firefox for one)
 
 import assert from "node:assert/strict";
