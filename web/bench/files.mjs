@@ -32,7 +32,10 @@
 // it, on 2026-11-25), and not the same for every way, so the ways' ratios differ between the
 // two. No file on disk can be picked there, so the page fetches the same files into Files in
 // memory, drives its rounds itself and tells Node how each went (Node checks what was stored);
-// printed: files per second per way, and its ratio to the plain start + PUT loop's.
+// printed: files per second per way, and its ratio to the plain start + PUT loop's; and the CPU
+// time per file of the browser's processes by kind (the renderers' main threads apart) and of
+// the server (from /proc).
+// BENCH_FILES_ATTACHED=0 leaves the first half out.
 //
 // Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_WAYS (a
 // comma-separated list of the ways' names below, e.g. "queue,plain": those alone),
@@ -56,6 +59,7 @@ const SEED = 0xf11e5;
 const MIN = 50_000;
 const MAX = 5_000_000;
 const RTT_MS = Number(process.env.BENCH_FILES_RTT ?? 0);
+const ATTACHED = process.env.BENCH_FILES_ATTACHED !== "0";
 const UNATTACHED = process.env.BENCH_FILES_UNATTACHED !== "0";
 if (!(RTT_MS >= 0)) throw new Error(`BENCH_FILES_RTT is ${process.env.BENCH_FILES_RTT}, not a round trip in ms`);
 
@@ -219,29 +223,51 @@ function printProfile(how, profile) {
 }
 
 // CPU seconds so far of this process's descendants, split into the browser's processes and the
-// rest (the reference server: `go run` and its binary), from /proc.
+// rest (the reference server: `go run` and its binary), from /proc; and the browser's split by
+// its processes' kinds (Chromium's --type: renderer, utility (the network service), gpu-process,
+// zygote; the browser process has none; a child writes its arguments over its command line, one
+// space between).
 const TICK = 100; // USER_HZ on Linux
+function kindOf(pid) {
+  try {
+    const type = readFileSync(`/proc/${pid}/cmdline`, "utf8").split(/[\0 ]/).find((a) => a.startsWith("--type="));
+    return type ? type.slice("--type=".length) : "browser";
+  } catch {
+    return "gone";
+  }
+}
+// A process's or a thread's name, parent and CPU seconds (user and system) from its stat
+// file; null once gone.
+function statOf(path) {
+  try {
+    const stat = readFileSync(path, "utf8");
+    const close = stat.lastIndexOf(")");
+    const f = stat.slice(close + 2).split(" ");
+    return { comm: stat.slice(stat.indexOf("(") + 1, close), ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / TICK };
+  } catch {
+    return null;
+  }
+}
 function cpuNow() {
   const procs = new Map();
   for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      const comm = stat.slice(stat.indexOf("(") + 1, close);
-      const f = stat.slice(close + 2).split(" ");
-      procs.set(Number(d), { comm, ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / TICK });
-    } catch {}
+    const p = /^\d+$/.test(d) ? statOf(`/proc/${d}/stat`) : null;
+    if (p) procs.set(Number(d), p);
   }
-  const out = { browser: 0, server: 0 };
+  const out = { browser: 0, server: 0, kinds: {} };
   const mine = (pid) => {
     for (let p = pid, hops = 0; p > 1 && hops < 20; p = procs.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
     return false;
   };
   for (const [pid, p] of procs) {
     if (pid === process.pid || !mine(pid)) continue;
-    if (/chrom/i.test(p.comm)) out.browser += p.cpu;
-    else out.server += p.cpu;
+    if (/chrom/i.test(p.comm)) {
+      out.browser += p.cpu;
+      const kind = kindOf(pid);
+      out.kinds[kind] = (out.kinds[kind] ?? 0) + p.cpu;
+      // A renderer's main thread (the page's JS, the module's Go) is its task of its own pid.
+      if (kind === "renderer") out.kinds.main = (out.kinds.main ?? 0) + (statOf(`/proc/${pid}/task/${pid}/stat`)?.cpu ?? 0);
+    } else out.server += p.cpu;
   }
   return out;
 }
@@ -297,8 +323,10 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
   env.web.page("/files-free.html", filesPage(`(${UNATTACHED_CODE})(${N});`));
   const steps = schedule(rounds);
   const ms = new Map(WAYS.map(([how]) => [how, []]));
+  const cpu = new Map(WAYS.map(([how]) => [how, []])); // per round: CPU seconds by process kind
   const problems = [];
   let at = -1; // the step running
+  let cpu0; // the CPU times when the step began
   let finish, fail, watchdog;
   const finished = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
   // Ten minutes without word from the page (a page that did not load, a step that never
@@ -313,6 +341,7 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
     if (++at === steps.length) return finish(), {};
     watch();
     await freshServer(env);
+    cpu0 = cpuNow();
     return { how: steps[at].how, base: bucket(env, steps[at].how, steps[at].i, "-free") };
   };
   env.web.route("/bench-free/", async (req, res) => {
@@ -324,7 +353,11 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
       if (what === "files" && body.sizes.join() !== sizes.join()) throw new Error("the files fetched are not the files written");
       if (what === "ran") {
         const { how, i } = steps[at];
+        const cpu1 = cpuNow();
         ms.get(how).push(body.ms);
+        const used = { server: cpu1.server - cpu0.server };
+        for (const [kind, t] of Object.entries(cpu1.kinds)) used[kind] = t - (cpu0.kinds[kind] ?? 0);
+        cpu.get(how).push(used);
         const problem = await checkStored(env, how, i, sizes, md5);
         if (problem) problems.push(problem);
       }
@@ -363,6 +396,17 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
     const ratio = Number.isNaN(plain) ? "" : `   ${(plain / m).toFixed(2)}`;
     console.log(`  ${label.padEnd(46)}${(N / (m / 1000)).toFixed(1).padStart(8)}${ratio}`);
   }
+  // Where the CPU went, per file (medians of the rounds): the browser's processes by kind, and
+  // the server.
+  const kinds = ["renderer", "main", "utility", "browser", "server"];
+  console.log(
+    "  CPU ms per file, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
+      "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
+  );
+  for (const [how, label] of WAYS) {
+    const per = kinds.map((k) => ((median(cpu.get(how).map((u) => u[k] ?? 0)) * 1000) / N).toFixed(2));
+    console.log(`  ${label.padEnd(46)}${per.map((v) => v.padStart(7)).join("")}`);
+  }
   for (const p of problems) console.log(`  ${p}`);
 }
 
@@ -380,7 +424,14 @@ export async function benchFiles(env, rounds) {
       writeFileSync(path, block.subarray(0, n));
       return path;
     });
-    await run(env, rounds, sizes, total, md5, paths);
+    console.log(
+      `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
+        `median ${(median(sizes) / 1e3).toFixed(0)} KB), ${CONCURRENCY} at a time, headless Chromium to the reference server ` +
+        `over loopback (HTTP/1.1)${RTT_MS ? `, each answer ${RTT_MS} ms late (a round trip)` : ""}, ${rounds} rounds, medians; ` +
+        `every object's size and MD5 checked`,
+    );
+    env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
+    if (ATTACHED) await run(env, rounds, sizes, total, md5, paths);
     if (UNATTACHED) await runUnattached(env, rounds, sizes, md5, folder.dir);
   } finally {
     folder.remove();
@@ -429,7 +480,6 @@ async function freshServer(env) {
 const bucket = (env, how, i, where = "") => `${env.ref.httpURL}/upload/storage/v1/b/files${where}-${how}-${i}/o`;
 
 async function run(env, rounds, sizes, total, md5, paths) {
-  env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
   env.web.page("/files.html", filesPage());
   const page = await env.openPage("/files.html");
   await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
@@ -442,12 +492,6 @@ async function run(env, rounds, sizes, total, md5, paths) {
     const { metrics } = await cdp.send("Performance.getMetrics");
     return Object.fromEntries(metrics.map((m) => [m.name, m.value])).TaskDuration;
   };
-  console.log(
-    `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
-      `median ${(median(sizes) / 1e3).toFixed(0)} KB), ${CONCURRENCY} at a time, headless Chromium to the reference server ` +
-      `over loopback (HTTP/1.1)${RTT_MS ? `, each answer ${RTT_MS} ms late (a round trip)` : ""}, ${rounds} rounds, medians; ` +
-      `every object's size and MD5 checked`,
-  );
   const t = new Map(WAYS.map(([how]) => [how, []]));
   const problems = [];
   for (const { how, i } of schedule(rounds)) {
