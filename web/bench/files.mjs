@@ -32,9 +32,9 @@
 // it, on 2026-11-25), and not the same for every way, so the ways' ratios differ between the
 // two. No file on disk can be picked there, so the page fetches the same files into Files in
 // memory, drives its rounds itself and tells Node how each went (Node checks what was stored);
-// printed: files per second per way, and its ratio to the plain start + PUT loop's; and the CPU
+// printed: files per second per way, and its ratio to the plain start + PUT loop's; the CPU
 // time per file of the browser's processes by kind (the renderers' main threads apart) and of
-// the server (from /proc).
+// the server (from /proc); and where a file's time goes, as above.
 // BENCH_FILES_ATTACHED=0 leaves the first half out.
 //
 // Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_WAYS (a
@@ -305,13 +305,33 @@ function breakdown(run) {
   return { toFirst, between, toEnd, server, slot, inFlight, duration };
 }
 
+// Prints where a file's time went, per way (t: each way's rounds, each with breakdown's fields).
+function printWhere(t) {
+  console.log(
+    `  where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
+      `requests (sum), in the server (call to answer, summed), last answer -> its end; a file's end -> the next start in its slot`,
+  );
+  for (const [how, label] of WAYS) {
+    if (how === "uppy") continue; // XMLHttpRequest: not seen by the fetch wrapper
+    const rs = t.get(how);
+    const all = (k) => median(rs.flatMap((r) => r[k])).toFixed(2);
+    console.log(
+      `  ${label.padEnd(46)} first ${all("toFirst")}, between ${all("between")}, server ${all("server")}, ` +
+        `to end ${all("toEnd")}; slot ${all("slot")}; whole file ${all("duration")}; in flight ${median(rs.map((r) => r.inFlight)).toFixed(1)}`,
+    );
+  }
+}
+
 // Runs in a page that nothing is attached to (runUnattached): takes the files, then runs the
 // ways in the order Node gives them, telling it how long each took.
 const UNATTACHED_CODE = async (n) => {
   const post = async (path, body) => (await fetch(`/bench-free/${path}`, { method: "POST", body: JSON.stringify(body) })).json();
   try {
     let step = await post("files", { sizes: await window.fetchFiles(n) });
-    while (step.how) step = await post("ran", { ms: (await window.filesRun(step.how, step.base)).ms });
+    while (step.how) {
+      const { ms, mark, requests } = await window.filesRun(step.how, step.base);
+      step = await post("ran", { ms, mark, requests });
+    }
   } catch (e) {
     await post("error", { message: String(e?.stack ?? e) });
   }
@@ -323,6 +343,7 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
   env.web.page("/files-free.html", filesPage(`(${UNATTACHED_CODE})(${N});`));
   const steps = schedule(rounds);
   const ms = new Map(WAYS.map(([how]) => [how, []]));
+  const where = new Map(WAYS.map(([how]) => [how, []])); // per round: breakdown's
   const cpu = new Map(WAYS.map(([how]) => [how, []])); // per round: CPU seconds by process kind
   const problems = [];
   let at = -1; // the step running
@@ -355,6 +376,7 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
         const { how, i } = steps[at];
         const cpu1 = cpuNow();
         ms.get(how).push(body.ms);
+        where.get(how).push(breakdown(body));
         const used = { server: cpu1.server - cpu0.server };
         for (const [kind, t] of Object.entries(cpu1.kinds)) used[kind] = t - (cpu0.kinds[kind] ?? 0);
         cpu.get(how).push(used);
@@ -407,6 +429,7 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
     const per = kinds.map((k) => ((median(cpu.get(how).map((u) => u[k] ?? 0)) * 1000) / N).toFixed(2));
     console.log(`  ${label.padEnd(46)}${per.map((v) => v.padStart(7)).join("")}`);
   }
+  printWhere(where);
   for (const p of problems) console.log(`  ${p}`);
 }
 
@@ -538,19 +561,7 @@ async function run(env, rounds, sizes, total, md5, paths) {
         `${col(per("serverCPU"), 11)}${how === "uppy" ? `   (addFiles ${median(rs.map((r) => r.setupMs)).toFixed(0)} ms of the time)` : ""}`,
     );
   }
-  console.log(
-    `  where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
-      `requests (sum), in the server (call to answer, summed), last answer -> its end; a file's end -> the next start in its slot`,
-  );
-  for (const [how, label] of WAYS) {
-    if (how === "uppy") continue; // XMLHttpRequest: not seen by the fetch wrapper
-    const rs = t.get(how);
-    const all = (k) => median(rs.flatMap((r) => r[k])).toFixed(2);
-    console.log(
-      `  ${label.padEnd(46)} first ${all("toFirst")}, between ${all("between")}, server ${all("server")}, ` +
-        `to end ${all("toEnd")}; slot ${all("slot")}; whole file ${all("duration")}; in flight ${median(rs.map((r) => r.inFlight)).toFixed(1)}`,
-    );
-  }
+  printWhere(t);
   console.log(
     `  (req/file and preflights per file: the server's log; CPU columns: ms per file over the round, all of the browser's ` +
       `processes and the server's from /proc, and the page's main thread from DevTools' TaskDuration)`,
