@@ -323,7 +323,8 @@ function printWhere(t) {
 }
 
 // Runs in a page that nothing is attached to (runUnattached): takes the files, then runs the
-// ways in the order Node gives them, telling it how long each took.
+// ways in the order Node gives them, telling it how each went (its time, the files' marks and
+// the requests' times).
 const UNATTACHED_CODE = async (n) => {
   const post = async (path, body) => (await fetch(`/bench-free/${path}`, { method: "POST", body: JSON.stringify(body) })).json();
   try {
