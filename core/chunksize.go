@@ -30,6 +30,19 @@ package core
 // both), never below half the start's. A chunk that fails halves the next one (less to send
 // again on a flaky link); growth resumes with the chunks that succeed.
 //
+// What an earlier upload measured is a hint, not a promise (link.go): the link may have
+// become far slower since (a phone that left Wi-Fi). Where progress comes only with answers,
+// a first chunk sized from it would then be a long wait with nothing to show; so it is a
+// probe, a probeShare-th of a chunk's time at the remembered rate (at least 256 KiB), which a
+// link 40 times slower still answers within about the progress interval. An answer that
+// confirms the rate (at least half of it) lets the next chunk take the whole target at once;
+// one that does not is a new link, ramped up to as any. Where progress comes inside a chunk,
+// the counts show within a fraction of a second whether bytes move: no probe.
+//
+// Inside an upload the link may change too. A chunk whose answer is late (Expect, and
+// core/resumable.go) is cut short; the server keeps what arrived (docs/protocol.md section 4),
+// and Cut tells the sizer how much: the rate that shows, and a next chunk at most half of it.
+//
 // Two things change the target. A page may bound the gap between progress reports
 // (Interval, the option progressIntervalMs): the chunk's time and its fixed cost then fit in
 // it, at whatever share of the link that leaves. And where the transport reports progress
@@ -69,6 +82,9 @@ const (
 	// the fixed cost is a hundredth or two even over a slow link's round trip, short enough
 	// that a chunk lost near its end costs seconds, not minutes, to send again.
 	countedChunkTime = 10 * Second
+	// probeShare: a probe (the first chunk of an upload seeded from an earlier one's measure,
+	// see the file's comment) is this fraction of a chunk's time at the remembered rate.
+	probeShare = 32
 )
 
 // ChunkSizer chooses the size of each chunk of an upload (see the file's comment).
@@ -85,6 +101,8 @@ type ChunkSizer struct {
 	shrunk  bool     // the last chunk failed: the next is at most half of it
 	counted bool     // the last chunk answered reported progress inside (Request.OnSent)
 	seeded  bool     // rate, cost and counted came from a Link, and no round trip checked them yet
+	probing bool     // the last chunk chosen is a probe of a remembered rate (see the file's comment)
+	jump    bool     // a probe's answer confirmed the rate: the next chunk takes the target at once
 
 	floor    Duration // the least the cost may be lowered to: half the shortest round trip
 	answered int      // the chunks answered so far
@@ -129,7 +147,8 @@ func (c *ChunkSizer) RoundTrip(d Duration) {
 // Answered tells the sizer that a chunk of size bytes was sent and answered in d; counted:
 // the transport reported progress inside it (Request.OnSent).
 func (c *ChunkSizer) Answered(size int64, d Duration, counted bool) {
-	c.shrunk, c.counted, c.seeded = false, counted, false
+	probe := c.probing
+	c.shrunk, c.counted, c.seeded, c.probing, c.jump = false, counted, false, false, false
 	if size <= 0 || d <= 0 {
 		return
 	}
@@ -142,6 +161,9 @@ func (c *ChunkSizer) Answered(size int64, d Duration, counted bool) {
 	}
 	transfer := max(d-c.fixedCost(), minTransfer)
 	r := float64(size) / transfer.Seconds()
+	if probe && r >= c.rate/2 {
+		c.jump = true // the remembered rate holds: no ramp
+	}
 	switch {
 	case c.rate == 0, r < c.rate/2:
 		c.rate = r // the first measure, or a link that has slowed down a lot: take it as it is
@@ -171,7 +193,39 @@ func (c *ChunkSizer) Rate() float64 { return c.rate }
 
 // Failed tells the sizer that a chunk got no usable answer (a lost connection, a 5xx): the
 // next is at most half of it.
-func (c *ChunkSizer) Failed() { c.shrunk = true }
+func (c *ChunkSizer) Failed() { c.shrunk, c.probing, c.jump = true, false, false }
+
+// Cut tells the sizer that a chunk was cut short after took because its answer was late (the
+// link is slower than measured), and that the server kept kept bytes of it: the rate they show,
+// if lower than the one measured, is taken as it is, and the next chunk is at most half of
+// the one cut (never the same big chunk twice in a row); where it kept nothing, 256 KiB.
+func (c *ChunkSizer) Cut(kept int64, took Duration) {
+	c.Failed()
+	c.seeded = false
+	if kept <= 0 || took <= 0 {
+		// Nothing to measure the link by (a server that drops what arrived of a cut request,
+		// or a link that carried nothing): 256 KiB next, to find out, as at the start.
+		c.last, c.rate = 0, 0
+		return
+	}
+	r := float64(kept) / max(took-c.fixedCost(), minTransfer).Seconds()
+	if c.rate == 0 || r < c.rate {
+		c.rate = r
+	}
+}
+
+// Expect returns how long a chunk of size bytes should take at the rate measured so far, its
+// fixed cost included; 0 before any rate is known.
+func (c *ChunkSizer) Expect(size int64) Duration {
+	if c.rate <= 0 {
+		return 0
+	}
+	return c.fixedCost() + Duration(float64(size)/c.rate*float64(Second))
+}
+
+// Measured reports whether the rate comes from this upload's own answers (not only from a
+// Link's memory of earlier ones).
+func (c *ChunkSizer) Measured() bool { return c.answered > 0 }
 
 // Next returns the size of the chunk that starts at offset: a multiple of ChunkAlign within
 // [ChunkAlign, Max], and never past the end of an upload of known total (total < 0: unknown),
@@ -196,8 +250,14 @@ func (c *ChunkSizer) want() int64 {
 		if c.rate == 0 {
 			return min(firstChunk, c.Max)
 		}
-		// A link already measured (by an upload before this one: link.go): no ramp.
-		size := min(int64(c.rate*c.target().Seconds()), c.Max)
+		// A link already measured (by an upload before this one: link.go): no ramp, but where
+		// progress comes only with answers, a probe first (see the file's comment).
+		size := int64(c.rate * c.target().Seconds())
+		if !c.counted {
+			size /= probeShare
+			c.probing = true
+		}
+		size = min(size, c.Max)
 		return max(size/ChunkAlign, 1) * ChunkAlign
 	}
 	limit := c.last * growth
@@ -208,8 +268,8 @@ func (c *ChunkSizer) want() int64 {
 	if c.rate > 0 {
 		size = int64(c.rate * c.target().Seconds())
 		switch {
-		case c.counted && !c.shrunk:
-			limit = size // progress comes inside: no ramp
+		case (c.counted || c.jump) && !c.shrunk:
+			limit = size // progress comes inside, or a probe confirmed the rate: no ramp
 		case !c.shrunk && size >= 16*c.last:
 			limit = c.last * fastGrowth
 		}

@@ -73,7 +73,9 @@ func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 		}
 		for _, n := range e.sent {
 			time.Sleep(e.wait / time.Duration(len(e.sent)))
-			r.OnSent(n)
+			if !r.OnSent(n) {
+				return nil, &StallError{After: Duration(e.wait), Err: errDropped}
+			}
 		}
 	case e.wait > 0:
 		time.Sleep(e.wait)

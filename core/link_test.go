@@ -43,8 +43,23 @@ func TestLinkSeedsTheFirstChunk(t *testing.T) {
 	l.learn(measured, 200*Second)
 	c = NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(c, 260*Second)
-	if got := c.Next(0, -1); got < 2<<20 || got > 4<<20 {
-		t.Errorf("first chunk after an uncounted link of 2.5 MB/s: %d bytes, want a second or so of it", got)
+	// Where progress comes only with answers, a probe first (a thirty-second of a second's
+	// worth, at least 256 KiB): should the link be far slower now, it still answers soon.
+	if got := c.Next(0, -1); got != ChunkAlign {
+		t.Errorf("first chunk after an uncounted link of 2.5 MB/s: %d bytes, want a 256 KiB probe", got)
+	}
+	// Answered at the remembered rate, it confirms the link: a second's worth at once.
+	c.Answered(ChunkAlign, 60*Millisecond+Duration(float64(ChunkAlign)/rate*float64(Second)), false)
+	if got := c.Next(ChunkAlign, -1); got < 2<<20 || got > 4<<20 {
+		t.Errorf("after a probe that confirmed 2.5 MB/s: %d bytes, want a second or so of it", got)
+	}
+	// Answered at a fortieth of it, it does not: a new link, ramped up to from there.
+	c = NewChunkSizer(DefaultMaxChunkSize)
+	l.seed(c, 260*Second)
+	c.Next(0, -1)
+	c.Answered(ChunkAlign, 60*Millisecond+Duration(float64(ChunkAlign)/(rate/40)*float64(Second)), false)
+	if got := c.Next(ChunkAlign, -1); got > 2*ChunkAlign {
+		t.Errorf("after a probe that found a link 40 times slower: %d bytes, want a second or so of the slow link", got)
 	}
 	c = NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(c, 200*Second+linkMemory+Second)
@@ -53,9 +68,10 @@ func TestLinkSeedsTheFirstChunk(t *testing.T) {
 	}
 }
 
-// Two uploads to one origin, one after the other, sharing a Link: the second one's first chunk
-// is sized from what the first measured (about 4 MB/s: its 2 MiB go in one request, where an
-// upload that knows nothing sends 256 KiB first).
+// Two uploads to one origin, one after the other, sharing a Link: the second one sizes its
+// chunks from what the first measured (about 4 MB/s): a 256 KiB probe, whose answer confirms
+// the rate, then all the rest of its 2 MiB at once, where an upload that knows nothing ramps
+// up from 256 KiB in steps.
 func TestLinkSharedByUploads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var ls Links
@@ -73,9 +89,10 @@ func TestLinkSharedByUploads(t *testing.T) {
 		if _, err := u.Run(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		var firstChunk int64
+		var secondChunk int64
 		second := &script{t: t, exs: []ex{start(),
-			{n: -1, status: 200, check: func(t *testing.T, r *Request) { firstChunk = r.ContentLength() }},
+			{n: K256, status: 308, rng: "bytes=0-262143", wait: 70 * time.Millisecond},
+			{n: -1, status: 200, check: func(t *testing.T, r *Request) { secondChunk = r.ContentLength() }},
 		}}
 		o.Link = ls.For(testURL)
 		u, err = New(second, &memSource{data: data(2 << 20)}, o)
@@ -86,8 +103,8 @@ func TestLinkSharedByUploads(t *testing.T) {
 			t.Fatal(err)
 		}
 		second.done()
-		if firstChunk != 2<<20 {
-			t.Errorf("the second upload's first chunk: %d bytes, want all 2 MiB (sized from the link the first measured)", firstChunk)
+		if secondChunk != 2<<20-K256 {
+			t.Errorf("the second upload's chunk after its probe: %d bytes, want all the rest (sized from the link the first measured)", secondChunk)
 		}
 	})
 }
@@ -105,8 +122,8 @@ func TestLinkSeedCheckedByTheFirstRoundTrip(t *testing.T) {
 	same := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(same, 20*Second)
 	same.RoundTrip(70 * Millisecond)
-	if got := same.Next(0, -1); got < 2<<20 {
-		t.Errorf("a round trip of 70 ms after a seed of 45 ms: first chunk %d bytes, want the seed's seconds' worth", got)
+	if got := same.Rate(); got < 3e6 {
+		t.Errorf("a round trip of 70 ms after a seed of 45 ms: rate %.0f, want the seed's", got)
 	}
 	if same.cost != 45*Millisecond {
 		t.Errorf("cost %v after a first round trip of 70 ms and a seed of 45 ms, want the seed's", same.cost)
@@ -128,7 +145,7 @@ func TestLinkSeedCheckedByTheFirstRoundTrip(t *testing.T) {
 	other := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(other, 20*Second)
 	other.RoundTrip(300 * Millisecond)
-	if got := other.Next(0, -1); got != ChunkAlign {
-		t.Errorf("a round trip of 300 ms after a seed of 45 ms: first chunk %d bytes, want 256 KiB", got)
+	if got := other.Next(0, -1); got != ChunkAlign || other.Rate() != 0 {
+		t.Errorf("a round trip of 300 ms after a seed of 45 ms: first chunk %d bytes, rate %.0f; want 256 KiB, no rate", got, other.Rate())
 	}
 }

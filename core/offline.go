@@ -29,13 +29,18 @@ func (e *OfflineError) Code() string { return CodeNetwork }
 
 func (e *OfflineError) Unwrap() error { return e.Err }
 
-// StallError is a request given up after Request.Timeout without an answer.
+// StallError is a request given up after Request.Timeout without an answer, or, where the
+// transport counted its body (Request.OnSent), once its bytes stopped moving (Counted).
 type StallError struct {
-	After Duration
-	Err   error
+	After   Duration
+	Counted bool
+	Err     error
 }
 
 func (e *StallError) Error() string {
+	if e.Counted {
+		return "its bytes stopped moving, no answer in " + formatSeconds(e.After) + " (the connection stalled)"
+	}
 	return "no answer in " + formatSeconds(e.After) + " (the connection stalled)"
 }
 
@@ -79,13 +84,43 @@ func (u *Upload) waitOnline(ctx Context) error {
 
 // Stall bounds: a request is given up when unanswered for stallFactor times the time its
 // body should take at the rate measured so far, plus stallFloor (a server's answer can take
-// a while on its own: a 300 MiB object's final answer, a busy host). Before any rate is
-// measured a chunk is allowed stallFirst, and a request without a body stallFloor.
+// a while on its own: a 300 MiB object's final answer, a busy host). A link many times slower
+// than measured is slow, not dead: where progress comes only with answers, a chunk sized to
+// the link is cut short well before (lateBound in resumable.go), and where the transport
+// counts the body, bytes that stop moving for countedQuiet make the stall (pacer.stalled).
+// Before any rate is measured a chunk is allowed stallFirst, and a request without a body
+// stallFloor.
 const (
-	stallFactor = 4
-	stallFloor  = 30 * Second
-	stallFirst  = 120 * Second
+	stallFactor  = 10
+	stallFloor   = 30 * Second
+	stallFirst   = 120 * Second
+	countedQuiet = 10 * Second
 )
+
+// The late bound of a chunk sized to the link (lateBound in resumable.go): its expected time
+// plus lateMargin or half of it, whichever is more; none where it is expected to take under
+// minLateExpect.
+const (
+	lateMargin    = Second
+	minLateExpect = 500 * Millisecond
+)
+
+// LateError is a chunk cut short because its answer was late: the link has become slower than
+// measured (docs/protocol.md section 8). It never ends an upload: the session is asked what it
+// holds, and the upload goes on from there. Reported with the request (OnRequest).
+type LateError struct {
+	After Duration
+	Err   error
+}
+
+func (e *LateError) Error() string {
+	return "no answer in " + formatSeconds(e.After) + ": the link is slower than measured, so the chunk was cut short and the server asked what it holds"
+}
+
+// Code returns "network_error".
+func (e *LateError) Code() string { return CodeNetwork }
+
+func (e *LateError) Unwrap() error { return e.Err }
 
 // timeoutFor returns the Timeout of a request with a body of n bytes (docs/protocol.md section 4:
 // a request given up is a lost connection, followed by a status query).

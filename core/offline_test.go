@@ -100,7 +100,7 @@ func TestStallTimeouts(t *testing.T) {
 		{"no body", Options{}, 1e6, 0, stallFloor},
 		{"a first large chunk, no rate yet", Options{}, 0, 8 << 20, stallFirst},
 		{"a small chunk, no rate yet", Options{}, 0, 1000, stallFloor},
-		{"4x what the rate predicts, plus the floor", Options{}, 1 << 20, 8 << 20, 32*Second + stallFloor},
+		{"10x what the rate predicts, plus the floor", Options{}, 1 << 20, 8 << 20, 80*Second + stallFloor},
 	} {
 		if got := u(tt.o, tt.rate).timeoutFor(tt.n); got != tt.want {
 			t.Errorf("%s: timeout %v, want %v", tt.name, got, tt.want)

@@ -128,13 +128,14 @@ func TestProgressInsideChunks(t *testing.T) {
 		loaded = append(loaded, p.Loaded)
 		confirmed = append(confirmed, p.Confirmed)
 	}
-	// Inside the first chunk: a report per quarter, nothing confirmed until its answer; the
-	// first count is held until a second one shows the rate the browser takes bytes at (the
-	// link's: no answer has measured it yet).
-	wantL := []int64{0, 2 * K256, 3 * K256, mib, mib}
-	wantC := []int64{0, 0, 0, 0, mib}
-	if !slices.Equal(loaded[:5], wantL) || !slices.Equal(confirmed[:5], wantC) {
-		t.Errorf("the first chunk: loaded %v, confirmed %v; want %v, %v", loaded[:5], confirmed[:5], wantL, wantC)
+	// Inside the first chunk: nothing confirmed until its answer; the counts are held until
+	// they show the rate the browser takes bytes at (the link's: no answer has measured it
+	// yet), half a second and 512 KiB after the first, then loaded is that rate from the
+	// request's start: 768 KiB at 750 ms, then all of it.
+	wantL := []int64{0, 3 * K256, mib, mib}
+	wantC := []int64{0, 0, 0, mib}
+	if !slices.Equal(loaded[:4], wantL) || !slices.Equal(confirmed[:4], wantC) {
+		t.Errorf("the first chunk: loaded %v, confirmed %v; want %v, %v", loaded[:4], confirmed[:4], wantL, wantC)
 	}
 	// The dropped chunk's bytes stay loaded (it never goes back) while confirmed waits for the
 	// status query, which says 1310720.
@@ -189,11 +190,12 @@ func TestProgressFirstChunkPacedBySlope(t *testing.T) {
 	for i := 1; i < len(seen); i++ {
 		steps = append(steps, seen[i].Loaded-seen[i-1].Loaded)
 	}
-	// Seven reports inside: the first at 1 s (the first count held until a second one showed
-	// the rate), a quarter MiB; then one each half second, an eighth of a MiB: the link's, not
-	// the 768 KiB the browser took at once.
-	if len(steps) < 7 || steps[0] > K256+1024 || slices.Max(steps[1:6]) > K256/2+1024 {
-		t.Errorf("loaded moved by %v: want a quarter MiB, then steps of about %d", steps, K256/2)
+	// Six reports inside: the first at 1.5 s, once the counts have shown the rate over 256 KiB
+	// (held until then), three eighths of a MiB (the link's 256 KiB/s from the request's
+	// start); then one each half second, an eighth of a MiB: the link's, not the 768 KiB the
+	// browser took at once.
+	if len(steps) < 6 || steps[0] > 3*K256/2+1024 || slices.Max(steps[1:6]) > K256/2+1024 {
+		t.Errorf("loaded moved by %v: want three eighths of a MiB, then steps of about %d", steps, K256/2)
 	}
 }
 
@@ -219,7 +221,8 @@ func TestProgressPacedByTheSlowerRate(t *testing.T) {
 			inside = append(inside, p.Loaded-mib)
 		}
 	}
-	if len(inside) < 6 || inside[len(inside)-1] >= mib || inside[len(inside)-1] < mib/2 {
+	// (The last count comes with the answer.)
+	if len(inside) < 6 || inside[len(inside)-2] >= mib || inside[len(inside)-2] < mib/2 {
 		t.Errorf("inside the second chunk loaded moved to %v: want it moving until the answer, short of the end", inside)
 	}
 }

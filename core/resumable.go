@@ -38,6 +38,11 @@ type resumable struct {
 	lost    int     // sessions lost (404, 410) so far
 	counted bool    // the transport reported progress inside the latest chunk (Request.OnSent)
 	rate    float64 // bytes per second of the latest chunk answered, its round trip included
+	// A chunk cut short because its answer was late (lateBound): where it began and how long
+	// it ran, until the status query after it tells what the server kept (cutTook 0: none).
+	cutFrom int64
+	cutTook Duration
+	noLate  bool // the last cut chunk left nothing kept: no late bound until a chunk is answered
 }
 
 // runResumable sends a resumable upload (docs/protocol.md sections 2–5): a session, then chunks
@@ -139,15 +144,24 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 		return nil, 0, err
 	}
 	// Where the transport can tell, progress comes while the chunk is under way, confirmed
-	// only with the server's answer (docs/protocol.md section 8): paced (pacer).
+	// only with the server's answer (docs/protocol.md section 8): paced (pacer). From the first
+	// count on, the count also says whether the body still moves: a stall is bytes that stop
+	// moving, not a slow link (pacer.stalled).
 	r.counted = false
 	pace := pacer{begun: u.o.Clock.Now(), rate: r.linkRate(), size: end - offset}
-	req.OnSent = func(n int64) {
-		r.counted = true
+	req.OnSent = func(n int64) bool {
+		r.counted, req.told = true, true
 		now := u.o.Clock.Now()
 		if u.prog.sending(now, offset, pace.paced(now, n)) {
 			u.emitProgress()
 		}
+		return !pace.stalled(now)
+	}
+	// Where progress comes only with answers, a chunk whose answer is late is cut short
+	// (lateBound), before the stall bound.
+	req.Timeout = u.timeoutFor(end - offset)
+	if late := r.lateBound(end - offset); late > 0 && (req.Timeout == 0 || late < req.Timeout) {
+		req.Timeout, req.late = late, true
 	}
 	r.s.sent = max(r.s.sent, end)
 	r.s.finalSent = r.s.finalSent || end == r.u.total
@@ -158,56 +172,146 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 // bytes to count as sent (docs/protocol.md section 8). The browser takes a body megabytes ahead
 // of what the server has received (its buffers and HTTP/2's window), and then waits for the
 // answer with nothing more to take; counted as taken, loaded would leap and then stand still.
-// So it moves no faster than the link's rate: the rate the answers measured so far, or the
-// rate at which the browser goes on taking bytes after its first count (once its buffers are
-// full, it takes them as fast as the link carries them), whichever is lower once that has
-// been seen for a moment (slopeSpan; a rate measured on a short chunk runs high: loaded would
-// reach the chunk's end early and stand until the answer). The transport tells its count again while
-// it waits, and loaded follows the link through the wait too.
+// So loaded moves at the link's rate as it is now, from the request's start, never past the
+// count and never back: the rate at which the browser went on taking bytes over the last moment (once its
+// buffers are full it takes them as fast as the link carries them, so a link that slows down
+// or speeds up mid-chunk shows within a second or so), or, before that is seen, the rate this
+// upload's answers measured (none for the first chunk of an upload seeded from an earlier one's
+// measure: a remembered rate is a hint, and a link far slower than it would leave loaded far
+// ahead of the server, then standing). Once the browser has taken the whole body, the last
+// rate seen carries loaded on through the wait for the answer.
 type pacer struct {
-	begun   Duration // Clock.Now when the request was made
-	rate    float64  // the link's rate as the answers measured it, bytes per second; 0: none yet
-	size    int64    // the body's bytes
-	told    bool     // a count was told
-	firstAt Duration // when the first count was told, and that count
-	first   int64
-	last    int64 // the latest count, and when it grew to it
-	lastAt  Duration
-	slope   float64 // bytes per second taken from the first count to the latest
+	begun Duration // Clock.Now when the request was made
+	rate  float64  // the link's rate as this upload's answers measured it, bytes per second; 0: none
+	size  int64    // the body's bytes
+
+	told     bool
+	moved    int64    // the bytes counted as sent so far
+	est      float64  // where the server stands, as the rates seen so far tell
+	lead     float64  // how far the browser's take runs ahead of the server
+	at       Duration // when est last moved
+	last     int64    // the latest count, and when the count last grew
+	grewAt   Duration //
+	allAt    Duration // when the count reached the body's size (0: not yet), and moved then
+	allPaced int64    //
+	winAt    Duration // the start of the window the take is measured over, and the count then
+	winN     int64    //
+	slope    float64  // bytes per second taken over the last window
+	measured bool     // slope has been measured once
 }
 
-// slopeSpan is how long the browser's take is watched before its rate is trusted over the
-// answers' (two of the transport's counts: jsbridge's host tells one every 200 ms).
-const slopeSpan = 400 * Millisecond
+// The window the browser's take is measured over: at least slopeSpan (two of the transport's
+// counts: jsbridge's host tells one every 200 ms) and slopeBytes, or slopeLong where the link
+// is too slow for that (the host hands the browser 64 KiB at a time: a shorter window would
+// see the steps, not the rate).
+const (
+	slopeSpan  = 400 * Millisecond
+	slopeBytes = ChunkAlign
+	slopeLong  = Second
+)
 
 func (p *pacer) paced(now Duration, n int64) int64 {
-	switch {
-	case !p.told:
-		p.told, p.firstAt, p.first, p.last, p.lastAt = true, now, n, n, now
-	case n > p.last && now > p.firstAt:
-		p.slope, p.last, p.lastAt = float64(n-p.first)/(now-p.firstAt).Seconds(), n, now
+	if !p.told {
+		p.told, p.at, p.winAt, p.winN, p.grewAt = true, p.begun, now, n, now
 	}
-	rate := p.rate
-	if p.slope > 0 && (rate <= 0 || p.lastAt-p.firstAt >= slopeSpan && p.slope < rate) {
-		rate = p.slope
+	if n > p.last {
+		p.last, p.grewAt = n, now
 	}
-	if rate <= 0 {
-		if n >= p.size {
-			return n // all of it taken at once, before any measure: nothing to pace it by
+	if span := now - p.winAt; p.allAt == 0 && span >= slopeSpan && (n-p.winN >= slopeBytes || span >= slopeLong) {
+		p.slope = float64(n-p.winN) / span.Seconds()
+		p.winAt, p.winN = now, n
+		if !p.measured {
+			// The first measure of the link's rate: where the server stands is that rate from
+			// the request's start, and the browser's take runs ahead of it by its buffers (the
+			// lead), which stay full while there is more to take. The answers' rate gone by may
+			// have run high: loaded then stands until the link catches up with it, for it never
+			// goes back.
+			p.measured, p.est, p.at = true, p.slope*(now-p.begun).Seconds(), now
+			p.lead = max(float64(n)-p.est, 0)
+		}
+	}
+	rate := p.rateNow()
+	if rate <= 0 && !p.measured && n >= p.size {
+		return n // all of it taken at once, before any measure: nothing to pace it by
+	}
+	if dt := now - p.at; dt > 0 && (rate > 0 || p.measured) {
+		// Until a rate is known, the time waits: the link carried bytes meanwhile too.
+		p.est += rate * dt.Seconds()
+		p.at = now
+	}
+	if p.allAt == 0 && n < p.size {
+		// While the browser still takes bytes, the server is its lead behind the count: a link
+		// that slows down mid-chunk shows here at once, before its new rate is measured.
+		p.est = min(p.est, float64(n)-p.lead)
+	}
+	p.moved = max(p.moved, min(n, int64(p.est)))
+	if n >= p.size && p.allAt == 0 {
+		p.allAt, p.allPaced = now, p.moved
+	}
+	return p.moved
+}
+
+// rateNow is the rate loaded moves at (see pacer).
+func (p *pacer) rateNow() float64 {
+	if p.measured {
+		return p.slope
+	}
+	return p.rate
+}
+
+// stalled reports whether the body has stopped moving (docs/protocol.md section 8): no byte
+// taken for countedQuiet while some are left to take, or, all of it taken, no answer long after
+// the server should have had the last byte (what the browser held ahead of it, at the rate
+// seen, four times over, and countedQuiet). A slow link is not a stall: its bytes move.
+func (p *pacer) stalled(now Duration) bool {
+	if !p.told {
+		return false
+	}
+	if p.allAt == 0 {
+		return now-p.grewAt > countedQuiet
+	}
+	due := stallFloor
+	if r := p.rateNow(); r > 0 {
+		due = countedQuiet + 4*Duration(float64(p.size-p.allPaced)/r*float64(Second))
+	}
+	return now-p.allAt > due
+}
+
+// linkRate is the link's rate as this upload's answers show it, in bytes per second: the
+// chunk sizer's measure (chunksize.go), else the latest chunk's; 0 before any answer. (Not
+// the progress's rate: that counts bytes the browser took, ahead of the server. Nor a rate
+// only remembered from an earlier upload: see pacer.)
+func (r *resumable) linkRate() float64 {
+	if s := r.u.sizer; s != nil {
+		if s.Measured() {
+			return s.Rate()
 		}
 		return 0
 	}
-	return min(n, int64(rate*(now-p.begun).Seconds()))
+	return r.rate
 }
 
-// linkRate is the link's rate as the server's answers show it, in bytes per second: the
-// chunk sizer's measure (chunksize.go), else the latest chunk's; 0 before any answer. (Not
-// the progress's rate: that counts bytes the browser took, ahead of the server.)
-func (r *resumable) linkRate() float64 {
-	if s := r.u.sizer; s != nil && s.Rate() > 0 {
-		return s.Rate()
+// lateBound is when the answer to a chunk of n bytes is late, or 0 for none (docs/protocol.md
+// section 8). Where progress comes only with answers, a link that becomes far slower mid-chunk
+// (a phone leaving Wi-Fi: twenty times slower, say) would leave the chunk in flight for many
+// times its expected time with nothing to show. So a chunk sized to the link (the sizer's
+// Expect: at least minLateExpect, which leaves out loopback's short chunks, where a busy
+// machine's hiccup is no news of the link) is cut short once it has run lateMargin (or half its
+// time, if more) past it; the session is then asked at once what it holds (section 4), and the
+// upload goes on from there in smaller chunks, no retry counted. A server that keeps what
+// arrived of a cut request (Google's guide shows one) loses nothing by it. The transport cuts it
+// as it would give up a stalled request (Request.Timeout); where it counts the body instead,
+// the count decides (pacer.stalled) and the cut never comes.
+func (r *resumable) lateBound(n int64) Duration {
+	u := r.u
+	if u.sizer == nil || r.noLate || u.o.StallTimeout < 0 || n <= 0 {
+		return 0
 	}
-	return r.rate
+	exp := u.sizer.Expect(n)
+	if exp < minLateExpect {
+		return 0
+	}
+	return exp + max(lateMargin, exp/2)
 }
 
 // measure tells the chunk sizer (with "auto") what the exchange showed of the link.
@@ -215,6 +319,12 @@ func (r *resumable) measure(v verdict, chunkEnd int64) {
 	u := r.u
 	if (v == vAnswer || v == vHidden) && chunkEnd > r.s.offset && u.took > 0 {
 		r.rate = float64(chunkEnd-r.s.offset) / u.took.Seconds()
+		r.noLate = false
+	}
+	if v == vLate {
+		// Cut short: what the server kept, the status query after it tells (answer).
+		r.cutFrom, r.cutTook = r.s.offset, max(u.took, 1)
+		return
 	}
 	if u.sizer == nil {
 		return
@@ -264,6 +374,8 @@ func (r *resumable) answer(ctx Context, req *Request, resp *Response, chunkEnd i
 		u.prog.moved(u.o.Clock.Now(), 0, chunkEnd) // its bytes were counted when it was answered
 	} else if chunkEnd >= 0 {
 		u.prog.moved(u.o.Clock.Now(), req.ContentLength(), chunkEnd)
+	} else if r.cutTook > 0 {
+		r.afterCut(stored)
 	} else {
 		u.prog.held(stored) // what the session holds that this run did not send
 	}
@@ -289,6 +401,22 @@ func (r *resumable) answer(ctx Context, req *Request, resp *Response, chunkEnd i
 	u.emitProgress()
 	r.query = !wasQuery && chunkEnd >= 0 && u.o.QueryStatusEachChunk
 	return nil, nil
+}
+
+// afterCut takes in what the server kept of a chunk cut short (lateBound), now that a status
+// query told it: the bytes the chunk carried there, and the rate they show (ChunkSizer.Cut).
+// Where it kept nothing (a server that drops what arrived of a cut request, or a link that
+// carried nothing), the next chunk is not cut: it gets the stall bound alone.
+func (r *resumable) afterCut(stored int64) {
+	u := r.u
+	kept := max(stored-r.cutFrom, 0)
+	u.prog.moved(u.o.Clock.Now(), kept, stored)
+	if u.sizer != nil {
+		u.sizer.Cut(kept, r.cutTook)
+		u.o.Link.learn(u.sizer, u.o.Clock.Now())
+	}
+	r.noLate = kept == 0
+	r.cutTook = 0
 }
 
 // restart answers a lost session (404: expired; 410: failed): a new session from byte 0

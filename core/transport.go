@@ -59,7 +59,9 @@ type Request struct {
 	// Body is sent as the concatenation of its pieces; Content-Length is their total.
 	Body []Piece
 	// Timeout, when positive, is how long the request may go unanswered: past it, the
-	// transport gives it up as a lost connection (fetch never times out on its own).
+	// transport gives it up as a lost connection (fetch never times out on its own). Where the
+	// transport counts the body (OnSent), the count decides from the first call of OnSent on,
+	// and Timeout no longer applies.
 	Timeout Duration
 	// Session says the request goes to a session URI (a chunk or a status query), where the
 	// protocol's 308 Resume Incomplete is an answer, not a redirect (docs/protocol.md section 3).
@@ -71,9 +73,15 @@ type Request struct {
 	// OnSent, when set, is for a transport that can tell how much of the body the network has
 	// taken while the request is under way (a browser's fetch with a stream body, over HTTP/2:
 	// docs/protocol.md section 8): it calls OnSent(n), n the bytes of this body taken so far,
-	// as they grow. It calls it before Do returns, never after, and never concurrently with
-	// itself; a transport that cannot tell never calls it.
-	OnSent func(n int64)
+	// as they grow and again while they do not (a few times a second, the wait for the answer
+	// included). It calls it before Do returns, never after, and never concurrently with itself;
+	// a transport that cannot tell never calls it. OnSent returning false means the body has
+	// stopped moving: the transport gives the request up as stalled (a *StallError), as it
+	// would past Timeout.
+	OnSent func(n int64) bool
+
+	late bool // Timeout is the chunk's late bound (resumable.go, lateBound), not a stall's
+	told bool // OnSent was called: the count, not Timeout, decided
 }
 
 // ContentLength returns the total length of r's body.

@@ -259,6 +259,14 @@ func (u *Upload) do(ctx Context, req *Request) (*Response, error) {
 	if err == nil && resp == nil {
 		err = errors.New("the transport returned neither an answer nor an error")
 	}
+	if se, ok := err.(*StallError); ok {
+		switch {
+		case req.told:
+			se.After, se.Counted = Duration(u.o.Clock.Now()-t0), true // the count decided
+		case req.late:
+			err = &LateError{After: req.Timeout, Err: se.Err} // the chunk's late bound, not a stall
+		}
+	}
 	if resp != nil {
 		u.answered = true
 	}
@@ -290,6 +298,8 @@ func (u *Upload) exchange(ctx Context, req *Request) (resp *Response, v verdict,
 	switch v = classify(resp, err, req.Session); v {
 	case vAnswer, vLost, vHidden:
 		return resp, v, false, nil
+	case vLate:
+		return resp, v, true, nil // cut short: ask the session at once, no retry counted
 	case vAuth:
 		return resp, v, true, u.reauth(ctx, resp)
 	case vBackoff, vThrottle:

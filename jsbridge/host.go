@@ -69,7 +69,7 @@ type conn struct {
 	// taken (host.send's "sent"), made with the first request that wants it (core's
 	// Request.OnSent) and released by close; onSent is that request's, nil between requests.
 	sent   js.Func
-	onSent func(n int64)
+	onSent func(n int64) bool
 }
 
 // answer is what the host answered, as Go values: its kind ("ok", or what went wrong) and the
@@ -163,14 +163,16 @@ func (c *conn) close() {
 }
 
 // sentFunc returns the callback host.send calls with the bytes of the body taken so far, made
-// once per upload. The host calls it only while the request is under way, before it answers.
+// once per upload. The host calls it only while the request is under way, before it answers;
+// it returns false where core says the body has stopped moving (the host then gives the
+// request up as stalled), true otherwise.
 func (c *conn) sentFunc() js.Func {
 	if c.sent.IsUndefined() {
 		c.sent = funcOf(func(_ js.Value, args []js.Value) any {
 			if n, ok := wholeNumber(arg(args, 0)); ok && c.onSent != nil {
-				c.onSent(n)
+				return c.onSent(n)
 			}
-			return nil
+			return true
 		})
 	}
 	return c.sent

@@ -19,7 +19,9 @@
 //       the request goes to a session URI, where a 308 is the protocol's answer (redirect
 //       modes: below); unanswered after timeoutMs (> 0), it is aborted. sent (optional): a
 //       function told the bytes of the body the network has taken so far, where the host can
-//       count them (counted.js: a Blob's range sent as a stream), only before it answers.
+//       count them (counted.js: a Blob's range sent as a stream), only before it answers;
+//       from its first call on it decides instead of timeoutMs: false gives the request up
+//       as stalled (the body stopped moving).
 //       {kind: "ok", status, range, location, override, retryAfter, body}   (null: absent)
 //       {kind: "redirect", followed}   a redirect, never followed with a body (followed: a
 //                                      body-less request followed one before it could tell)
@@ -223,13 +225,23 @@ export function createHost() {
       // A range of a Blob, counted as the network takes it where the engine and the origin
       // allow (counted.js); the count stops when the request is answered.
       let counting = typeof sent === "function" && one && body instanceof Blob && body.size > 0 && countable(url);
-      const count = (n) => e.ac === ac && entries.get(id) === e && sent(n);
 
       const ac = new AbortController();
       e.ac = ac;
       // fetch never times out on its own: a stalled connection would hang for ever.
       let stalled = false;
       const timer = timeoutMs > 0 ? setTimeout(() => ((stalled = true), ac.abort()), timeoutMs) : 0;
+      // From the first count on, the Go side watches the body itself (core's Request.OnSent):
+      // the count, not the timer, says whether the request has stalled (bytes that stop
+      // moving), so a link far slower than measured is not taken for a dead one.
+      const count = (n) => {
+        if (e.ac !== ac || entries.get(id) !== e) return;
+        clearTimeout(timer);
+        if (sent(n) === false) {
+          stalled = true;
+          ac.abort();
+        }
+      };
       // A File changed on disk (file-watch.js): seen before the request, or while it is sent
       // (then the request is aborted), it is the source's failure, which no retry can mend.
       const watch = start >= 0 ? e.watch : null;
@@ -279,7 +291,7 @@ export function createHost() {
             finish();
             e.cause = err; // the cause of a network_error, should the retries run out
             if (changed) return void sourceFailed(changed);
-            if (stalled) return void reply(id, e, answer, { kind: "stall", name: "TimeoutError", message: `no answer in ${timeoutMs} ms` });
+            if (stalled) return void reply(id, e, answer, { kind: "stall", name: "TimeoutError", message: "the request stalled" });
             if (globalThis.navigator?.onLine === false) return void reply(id, e, answer, failed("offline", err));
             // A File that cannot be read any more fails fetch as a lost connection does. Only
             // a File: a Blob made in memory cannot change on disk, and Chromium now and then

@@ -1,0 +1,365 @@
+package core
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Links that change under a resumable upload (docs/protocol.md section 8, "Links that change"),
+// simulated in fake time: a server with one session behind a link whose rate and round trip
+// follow a schedule, with blackouts, and a transport that either counts the body as the
+// network takes it (Request.OnSent, as Chromium's fetch does with a stream body over HTTP/2)
+// or tells nothing until the answer (Firefox, WebKit, HTTP/1.1). The browser's take runs
+// ahead of the server by its buffers (lead); a request given up (Timeout, or OnSent saying the
+// body stopped) leaves the server what arrived of it, as Google's guide shows a server doing
+// (section 4). The browser tests and `./build.sh bench` run the same scenarios through real
+// engines; these check the decisions, quickly and exactly.
+
+// linkStep is the link from at on: bytes per second, round trip, or a blackout (nothing
+// passes, no answer leaves).
+type linkStep struct {
+	at       Duration
+	rate     float64
+	rtt      Duration
+	blackout bool
+}
+
+// simNet is the simulated server and transport. Every request waits out a blackout before it
+// reaches the server; a chunk's bytes arrive at the link's rate; the answer leaves one round
+// trip after the last byte (held through a blackout).
+type simNet struct {
+	t        *testing.T
+	steps    []linkStep
+	t0       time.Time
+	counted  bool  // the transport counts the body (OnSent every 200 ms)
+	lead     int64 // how far the browser's take runs ahead of the server
+	dropCut  bool  // the server drops what arrived of a cut chunk
+	stored   int64
+	total    int64
+	received int64 // body bytes the server read, over all requests
+}
+
+const simStep = 10 * time.Millisecond
+
+func (n *simNet) now() Duration { return Duration(time.Since(n.t0)) }
+
+func (n *simNet) link() linkStep {
+	now, cur := n.now(), n.steps[0]
+	for _, s := range n.steps {
+		if s.at <= now {
+			cur = s
+		}
+	}
+	return cur
+}
+
+func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
+	begun := n.now()
+	for n.link().blackout {
+		time.Sleep(simStep)
+	}
+	cr := r.Header.Get("Content-Range")
+	switch {
+	case r.Method == "POST":
+		n.answerWait(r, begun, nil)
+		n.stored = 0
+		return &Response{Status: 200, Header: Header{"location": testSession}}, nil
+	case strings.HasPrefix(cr, "bytes */"):
+		n.answerWait(r, begun, nil)
+		return n.state(), nil
+	}
+	first, last := parseCR(n.t, cr)
+	size := last - first + 1
+	var got float64
+	told := false
+	cut := func(why string) (*Response, error) {
+		if !n.dropCut && first <= n.stored {
+			n.stored = max(n.stored, first+int64(got))
+		}
+		return nil, &StallError{After: n.now() - begun, Err: errDropped}
+	}
+	nextTell := n.now() + 200*Millisecond
+	for int64(got) < size {
+		time.Sleep(simStep)
+		if l := n.link(); !l.blackout {
+			step := min(l.rate*simStep.Seconds(), float64(size)-got)
+			got += step
+			n.received += int64(got) - int64(got-step)
+		}
+		if r.Timeout > 0 && !told && n.now()-begun >= r.Timeout {
+			return cut("timeout")
+		}
+		if n.counted && r.OnSent != nil && n.now() >= nextTell {
+			nextTell += 200 * Millisecond
+			told = true
+			if !r.OnSent(min(size, int64(got)+n.lead)) {
+				return cut("stalled")
+			}
+		}
+	}
+	if err := n.answerWait(r, begun, func() bool {
+		if r.Timeout > 0 && !told && n.now()-begun >= r.Timeout {
+			return false
+		}
+		if n.counted && r.OnSent != nil && n.now() >= nextTell {
+			nextTell += 200 * Millisecond
+			told = true
+			return r.OnSent(size)
+		}
+		return true
+	}); err != nil {
+		return cut("waiting")
+	}
+	if first <= n.stored {
+		n.stored = max(n.stored, last+1)
+	}
+	return n.state(), nil
+}
+
+// answerWait waits one round trip, held through blackouts; alive, if set, is asked every step
+// whether the request is still wanted.
+func (n *simNet) answerWait(r *Request, begun Duration, alive func() bool) error {
+	left := n.link().rtt + 3*Millisecond // the browser's own cost of a request
+	for left > 0 {
+		time.Sleep(simStep)
+		if !n.link().blackout {
+			left -= Duration(simStep)
+		}
+		if alive != nil && !alive() {
+			return errDropped
+		}
+	}
+	return nil
+}
+
+func (n *simNet) state() *Response {
+	if n.stored == n.total {
+		return &Response{Status: 200, Header: Header{}, Body: []byte("{}")}
+	}
+	h := Header{}
+	if n.stored > 0 {
+		h.Set("Range", "bytes=0-"+strconv.FormatInt(n.stored-1, 10))
+	}
+	return &Response{Status: 308, Header: h}
+}
+
+func parseCR(t *testing.T, cr string) (first, last int64) {
+	t.Helper()
+	a, b, ok := strings.Cut(strings.TrimPrefix(cr, "bytes "), "-")
+	b, _, _ = strings.Cut(b, "/")
+	f, err1 := strconv.ParseInt(a, 10, 64)
+	l, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		t.Fatalf("Content-Range %q", cr)
+	}
+	return f, l
+}
+
+// idealTime is how long size bytes take over the schedule from its start: the bytes alone.
+func idealTime(steps []linkStep, size int64) Duration {
+	var sent float64
+	var now Duration
+	for i := 0; ; i++ {
+		l := steps[0]
+		for _, s := range steps {
+			if s.at <= now {
+				l = s
+			}
+		}
+		if !l.blackout {
+			sent += l.rate * simStep.Seconds()
+		}
+		now += Duration(simStep)
+		if sent >= float64(size) {
+			return now
+		}
+	}
+}
+
+// simRun is what one upload over a simNet showed.
+type simRun struct {
+	moves    []Duration // when Loaded grew, from the upload's start
+	began    Duration
+	took     Duration
+	retries  int
+	cuts     int
+	chunks   []int64 // the sizes of the chunks sent
+	resent   int64   // bytes the server read more than once
+	err      error
+	progress []Progress
+}
+
+// firstMoveAfter is how long after at loaded first grew.
+func (s simRun) firstMoveAfter(at Duration) Duration {
+	for _, m := range s.moves {
+		if m > at {
+			return m - at
+		}
+	}
+	return -1
+}
+
+// longestGapAfter is the longest wait between two moves of loaded (the end included) after at.
+func (s simRun) longestGapAfter(at Duration) Duration {
+	var longest Duration
+	prev := at
+	for _, m := range append(s.moves, s.began+s.took) {
+		if m <= at {
+			continue
+		}
+		longest, prev = max(longest, m-prev), m
+	}
+	return longest
+}
+
+// upload sends size bytes over n with the module's defaults (chunk sizes to the link), sharing
+// links (what earlier uploads of the "page" measured) and clock.
+func (n *simNet) upload(t *testing.T, links *Links, clock Clock, size int64) simRun {
+	n.total, n.stored = size, 0
+	before := n.received
+	run := simRun{began: n.now()}
+	o := Options{
+		URL: testURL, ChunkSize: ChunkAuto, Link: links.For(testURL), Clock: clock,
+		OnProgress: func(p Progress) {
+			if len(run.progress) > 0 && p.Loaded > run.progress[len(run.progress)-1].Loaded {
+				run.moves = append(run.moves, n.now())
+			}
+			run.progress = append(run.progress, p)
+		},
+		OnRetry: func(RetryInfo) { run.retries++ },
+		OnRequest: func(ri RequestInfo) {
+			if _, ok := ri.Err.(*LateError); ok {
+				run.cuts++
+			}
+			if ri.ContentRange != "" && !strings.HasPrefix(ri.ContentRange, "bytes */") {
+				f, l := parseCR(t, ri.ContentRange)
+				run.chunks = append(run.chunks, l-f+1)
+			}
+		},
+	}
+	u, err := New(n, &memSource{data: make([]byte, size)}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, run.err = u.Run(context.Background())
+	run.took = n.now() - run.began
+	run.resent = n.received - before - size
+	return run
+}
+
+func (s simRun) String() string {
+	sizes := make([]string, len(s.chunks))
+	for i, c := range s.chunks {
+		sizes[i] = strconv.FormatFloat(float64(c)/(1<<20), 'f', 2, 64)
+	}
+	return "took " + strconv.FormatFloat(s.took.Seconds(), 'f', 1, 64) + " s, " + strconv.Itoa(s.retries) + " retries, " +
+		strconv.Itoa(s.cuts) + " cut, " + strconv.FormatInt(s.resent, 10) + " bytes sent again, chunks (MiB) " + strings.Join(sizes, " ")
+}
+
+func mbps(n float64) float64 { return n * 1e6 / 8 }
+
+// modes: the transport counting the body, and not.
+var simModes = []struct {
+	name    string
+	counted bool
+}{{"counted (Chromium, HTTP/2)", true}, {"answers only (Firefox, WebKit, HTTP/1.1)", false}}
+
+// After a fast upload, the next one over a link 40 times slower: what the page learnt is a
+// hint, not a promise. Progress within 3 s, no retry, nothing sent twice.
+func TestLinkFortyTimesSlowerThanRemembered(t *testing.T) {
+	for _, m := range simModes {
+		t.Run(m.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := &simNet{t: t, t0: time.Now(), counted: m.counted, lead: 1 << 20,
+					steps: []linkStep{{rate: mbps(40), rtt: 40 * Millisecond}}}
+				var links Links
+				clock := stdClock{origin: n.t0}
+				fast := n.upload(t, &links, clock, 20<<20)
+				if fast.err != nil {
+					t.Fatal(fast.err)
+				}
+				n.steps = []linkStep{{at: n.now(), rate: mbps(1), rtt: 40 * Millisecond}}
+				slow := n.upload(t, &links, clock, 1500_000)
+				t.Logf("fast: %v", fast)
+				t.Logf("slow: %v; first progress after %.2f s, longest gap %.2f s", slow, slow.firstMoveAfter(slow.began).Seconds(), slow.longestGapAfter(slow.began).Seconds())
+				if slow.err != nil {
+					t.Fatal(slow.err)
+				}
+				if d := slow.firstMoveAfter(slow.began); d < 0 || d > 3*Second {
+					t.Errorf("first progress after %.2f s, want within 3 s", d.Seconds())
+				}
+				if slow.retries > 0 || slow.cuts > 0 || slow.resent > 0 {
+					t.Errorf("%d retries, %d cut, %d bytes sent twice: want none", slow.retries, slow.cuts, slow.resent)
+				}
+			})
+		})
+	}
+}
+
+// The scenarios of a link that changes mid-upload, each in both modes.
+func TestLinkChangesMidUpload(t *testing.T) {
+	const rtt = 40 * Millisecond
+	for _, tt := range []struct {
+		name    string
+		steps   []linkStep
+		size    int64
+		change  Duration // when the link changes
+		firstBy Duration // progress within this after the change (0: not checked)
+		gap     Duration // the longest gap after the change (0: not checked)
+		ideal   float64  // the whole upload within this many times the ideal (0: not checked)
+		resent  int64    // at most this many bytes the server read twice (-1: the largest chunk's)
+	}{
+		// Three seconds at 40 Mbit/s, then thirty at 2: every tenth of a second of round trips
+		// before the drop costs two after it, so the slow part is the longer.
+		{"20x drop", []linkStep{{rate: mbps(40), rtt: rtt}, {at: 3 * Second, rate: mbps(2), rtt: rtt}},
+			15e6 + 7.5e6, 3 * Second, 3 * Second, 3 * Second, 1.25, -1},
+		{"20x rise", []linkStep{{rate: mbps(2), rtt: rtt}, {at: 4 * Second, rate: mbps(40), rtt: rtt}},
+			1e6 + 30e6, 4 * Second, 0, 0, 1.3, -1},
+		{"20 s blackout", []linkStep{{rate: mbps(20), rtt: rtt}, {at: 3 * Second, blackout: true}, {at: 23 * Second, rate: mbps(20), rtt: rtt}},
+			25e6, 3 * Second, 0, 0, 0, -1},
+		{"round trip 40 to 600 ms", []linkStep{{rate: mbps(20), rtt: rtt}, {at: 3 * Second, rate: mbps(20), rtt: 600 * Millisecond}},
+			25e6, 3 * Second, 0, 4 * Second, 0, -1},
+	} {
+		for _, m := range simModes {
+			for _, drop := range []bool{false, true} {
+				name := tt.name + ", " + m.name
+				if drop {
+					name += ", a server that drops cut chunks"
+				}
+				t.Run(name, func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						n := &simNet{t: t, t0: time.Now(), counted: m.counted, lead: 1 << 20, steps: tt.steps, dropCut: drop}
+						var links Links
+						run := n.upload(t, &links, stdClock{origin: n.t0}, tt.size)
+						ideal := idealTime(tt.steps, tt.size)
+						t.Logf("%v; ideal %.1f s (%.2fx); after the change: first progress %.2f s, longest gap %.2f s",
+							run, ideal.Seconds(), run.took.Seconds()/ideal.Seconds(), run.firstMoveAfter(tt.change).Seconds(), run.longestGapAfter(tt.change).Seconds())
+						if run.err != nil {
+							t.Fatal(run.err)
+						}
+						if d := run.firstMoveAfter(tt.change); tt.firstBy > 0 && (d < 0 || d > tt.firstBy) {
+							t.Errorf("first progress %.2f s after the change, want within %.1f s", d.Seconds(), tt.firstBy.Seconds())
+						}
+						if g := run.longestGapAfter(tt.change); tt.gap > 0 && g > tt.gap && !drop {
+							t.Errorf("a gap of %.2f s after the change, want at most %.1f s", g.Seconds(), tt.gap.Seconds())
+						}
+						if r := run.took.Seconds() / ideal.Seconds(); tt.ideal > 0 && r > tt.ideal && !drop {
+							t.Errorf("took %.2fx the ideal, want at most %.2fx", r, tt.ideal)
+						}
+						var largest int64
+						for _, c := range run.chunks {
+							largest = max(largest, c)
+						}
+						if run.resent > largest && !drop {
+							t.Errorf("%d bytes sent again, more than one chunk (%d)", run.resent, largest)
+						}
+					})
+				})
+			}
+		}
+	}
+}
