@@ -72,6 +72,20 @@ func (l *Link) seed(c *ChunkSizer, now Duration) {
 	c.rate, c.cost, c.counted, c.seeded = l.rate, l.cost, l.counted, true
 }
 
+// hint returns the rate l knows, and whether progress came from inside a chunk, if it knows
+// something recent (ok).
+func (l *Link) hint(now Duration) (rate float64, counted, ok bool) {
+	if l == nil {
+		return 0, false, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.at == 0 || now-l.at > linkMemory || l.rate <= 0 {
+		return 0, false, false
+	}
+	return l.rate, l.counted, true
+}
+
 // learn keeps what c has measured, as of now.
 func (l *Link) learn(c *ChunkSizer, now Duration) {
 	if l == nil || c.rate <= 0 {

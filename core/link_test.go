@@ -80,7 +80,7 @@ func TestLinkSharedByUploads(t *testing.T) {
 			{n: K256, status: 308, rng: "bytes=0-262143", wait: 100 * time.Millisecond},
 			{n: -1, status: 200, wait: 300 * time.Millisecond},
 		}}
-		o := Options{URL: testURL, ChunkSize: ChunkAuto, Retry: fastRetry(), Link: ls.For(testURL)}
+		o := Options{URL: testURL, Type: Resumable, ChunkSize: ChunkAuto, Retry: fastRetry(), Link: ls.For(testURL)}
 		o.MaxChunkSize = 0
 		u, err := New(first, &memSource{data: data(size / 8)}, o)
 		if err != nil {

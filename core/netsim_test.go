@@ -63,8 +63,9 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 		time.Sleep(simStep)
 	}
 	cr := r.Header.Get("Content-Range")
+	single := r.Method == "POST" && !strings.Contains(r.URL, "uploadType=resumable")
 	switch {
-	case r.Method == "POST":
+	case r.Method == "POST" && !single:
 		n.answerWait(r, begun, nil)
 		n.stored = 0
 		return &Response{Status: 200, Header: Header{"location": testSession}}, nil
@@ -72,12 +73,18 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 		n.answerWait(r, begun, nil)
 		return n.state(), nil
 	}
-	first, last := parseCR(n.t, cr)
+	var first, last int64
+	if single {
+		// A media request: all of it, from byte 0; what arrived of a cut one is lost.
+		first, last, n.stored = 0, r.ContentLength()-1, 0
+	} else {
+		first, last = parseCR(n.t, cr)
+	}
 	size := last - first + 1
 	var got float64
 	told := false
 	cut := func(why string) (*Response, error) {
-		if !n.dropCut && first <= n.stored {
+		if !n.dropCut && !single && first <= n.stored {
 			n.stored = max(n.stored, first+int64(got))
 		}
 		return nil, &StallError{After: n.now() - begun, Err: errDropped}
@@ -239,6 +246,9 @@ func (n *simNet) upload(t *testing.T, links *Links, clock Clock, size int64) sim
 				f, l := parseCR(t, ri.ContentRange)
 				run.chunks = append(run.chunks, l-f+1)
 			}
+			if ri.Method == "POST" && strings.Contains(ri.URL, "uploadType=media") {
+				run.chunks = append(run.chunks, size) // one request of all of it
+			}
 		},
 	}
 	u, err := New(n, &memSource{data: make([]byte, size)}, o)
@@ -362,4 +372,46 @@ func TestLinkChangesMidUpload(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A file the default sends in one request (a fast link remembered), over a link 400 times
+// slower: the request is cut short within a few seconds, and the upload goes on resumable, in
+// chunks sized to the link as it is, byte-exact; no retry.
+func TestOneRequestCutShortGoesResumable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &simNet{t: t, t0: time.Now(), lead: 1 << 20, steps: []linkStep{{rate: mbps(400), rtt: 20 * Millisecond}}}
+		var links Links
+		clock := stdClock{origin: n.t0}
+		if fast := n.upload(t, &links, clock, 40<<20); fast.err != nil {
+			t.Fatal(fast.err)
+		}
+		n.steps = []linkStep{{at: n.now(), rate: mbps(1), rtt: 20 * Millisecond}}
+		slow := n.upload(t, &links, clock, 1000_000)
+		t.Logf("one request: %v; first progress after %.2f s", slow, slow.firstMoveAfter(slow.began).Seconds())
+		if slow.err != nil {
+			t.Fatal(slow.err)
+		}
+		if slow.cuts != 1 || slow.retries != 0 || len(slow.chunks) < 3 || slow.chunks[0] != 1000_000 {
+			t.Errorf("want one request of all of it, cut short, then chunks; no retry")
+		}
+		if d := slow.firstMoveAfter(slow.began); d < 0 || d > 7*Second {
+			t.Errorf("first progress after %.2f s", d.Seconds())
+		}
+		// A file too large for one request, after a fast upload again: its probe, sized for a
+		// link up to 40 times slower, is cut short too, and the rest goes in chunks of the slow
+		// link.
+		n.steps = []linkStep{{at: n.now(), rate: mbps(400), rtt: 20 * Millisecond}}
+		if fast := n.upload(t, &links, clock, 40<<20); fast.err != nil {
+			t.Fatal(fast.err)
+		}
+		n.steps = []linkStep{{at: n.now(), rate: mbps(1), rtt: 20 * Millisecond}}
+		probed := n.upload(t, &links, clock, 3000_000)
+		t.Logf("probe: %v; first progress after %.2f s", probed, probed.firstMoveAfter(probed.began).Seconds())
+		if probed.err != nil || probed.cuts != 1 || probed.retries != 0 {
+			t.Errorf("want the probe cut short, no retry")
+		}
+		if d := probed.firstMoveAfter(probed.began); d < 0 || d > 4*Second {
+			t.Errorf("first progress after %.2f s", d.Seconds())
+		}
+	})
 }

@@ -105,16 +105,17 @@ const (
 	minLateExpect = 500 * Millisecond
 )
 
-// LateError is a chunk cut short because its answer was late: the link has become slower than
-// measured (docs/protocol.md section 8). It never ends an upload: the session is asked what it
-// holds, and the upload goes on from there. Reported with the request (OnRequest).
+// LateError is a request cut short because its answer was late: the link has become slower
+// than measured (docs/protocol.md section 8). It never ends an upload: after a chunk, the session
+// is asked what it holds and the upload goes on from there; after a single request, the upload
+// goes on as a resumable one. Reported with the request (OnRequest).
 type LateError struct {
 	After Duration
 	Err   error
 }
 
 func (e *LateError) Error() string {
-	return "no answer in " + formatSeconds(e.After) + ": the link is slower than measured, so the chunk was cut short and the server asked what it holds"
+	return "no answer in " + formatSeconds(e.After) + ": the link is slower than measured, so the request was cut short"
 }
 
 // Code returns "network_error".

@@ -16,16 +16,17 @@ const (
 // section 3).
 const ChunkAlign = 256 << 10
 
-// SmallSize is the largest upload that Auto sends in a single request: "small files (about
-// 5 MB or less)" (docs/protocol.md section 1).
-const SmallSize = 5 << 20
+// SmallSize is the largest upload that Auto ever sends in a single request: "small files
+// (5 MB or less)" (docs/protocol.md section 1). Below it, what the link sends within about a
+// progress interval decides (oneRequestBound).
+const SmallSize = 5_000_000
 
 // Options describe one upload. URL (or SessionURL) is required; every other field has a
 // working zero value.
 type Options struct {
 	URL    string // the /upload URI
 	Method string // "POST" (default: creates) or "PUT" (updates)
-	Type   Type   // default Resumable
+	Type   Type   // default Auto
 	// Metadata is the resource's JSON metadata, sent as is; nil for none.
 	Metadata []byte
 	// ContentType is the media's type; default "application/octet-stream".
@@ -116,17 +117,14 @@ func (o *Options) validate(src Source) error {
 		return &ArgumentError{Field: "method", Reason: "must be POST or PUT, not " + o.Method}
 	}
 	switch o.Type {
-	case "":
-		o.Type = Resumable
-	case Resumable:
-	case Auto:
-		o.Type = Resumable
-		if size := src.Size(); o.SessionURL == "" && size >= 0 && size <= SmallSize {
-			o.Type = Media
-			if o.Metadata != nil {
-				o.Type = Multipart
-			}
+	case "", Auto:
+		// Decided in New, from what the page knows of the link (oneRequestBound); a session,
+		// or data of unknown length, can only go resumable.
+		o.Type = Auto
+		if o.SessionURL != "" || src.Size() < 0 {
+			o.Type = Resumable
 		}
+	case Resumable:
 	case Media, Multipart:
 		if o.SessionURL != "" {
 			return &ArgumentError{Field: "sessionURL", Reason: "only resumable uploads have sessions"}
@@ -185,6 +183,33 @@ func (o *Options) validate(src Source) error {
 		o.Retry = &p
 	}
 	return o.Retry.validate()
+}
+
+// oneRequestBound is the largest file that uploadType "auto" (the default) sends in one request
+// (media, or multipart with metadata) rather than resumable, now (docs/protocol.md section 1:
+// one request for small files, resumable for large ones or unreliable links; section 8). Never
+// over the guide's 5 MB. Where the request's body is counted (a media body, on a link where
+// chunks were: docs/protocol.md section 6), its progress shows inside it and a stall is bytes
+// that stop moving: the guide's bound alone holds. Elsewhere a file in one request shows
+// nothing until its answer, and what the page remembers of the link is a hint, not a promise:
+// one request is then what a probe would be (chunksize.go), a file the remembered rate sends
+// within a thirty-second of a progress interval, which a link 40 times slower still answers
+// within about that interval, and at least 256 KiB (what a resumable upload sends first too).
+// While nothing is known, 256 KiB. A link far slower still cuts the request short, and the
+// upload goes on resumable (runSingle).
+func (o *Options) oneRequestBound(now Duration) int64 {
+	rate, counted, ok := o.Link.hint(now)
+	switch {
+	case !ok:
+		return firstChunk
+	case counted && o.Metadata == nil:
+		return SmallSize
+	}
+	interval := o.ProgressInterval
+	if interval <= 0 {
+		interval = Second
+	}
+	return min(SmallSize, max(int64(rate*interval.Seconds()/probeShare), firstChunk))
 }
 
 // upper upper-cases ASCII letters only (see lower).

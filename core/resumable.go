@@ -304,11 +304,16 @@ func (r *resumable) linkRate() float64 {
 // the count decides (pacer.stalled) and the cut never comes.
 func (r *resumable) lateBound(n int64) Duration {
 	u := r.u
-	if u.sizer == nil || r.noLate || u.o.StallTimeout < 0 || n <= 0 {
+	c := u.sizer
+	if c == nil || r.noLate || u.o.StallTimeout < 0 || n <= 0 || c.rate <= 0 {
 		return 0
 	}
-	exp := u.sizer.Expect(n)
-	if exp < minLateExpect {
+	exp := c.Expect(n)
+	if c.probing {
+		// A probe (chunksize.go) is sized for a link up to 40 times slower than remembered:
+		// cut only past its time on such a link.
+		exp = c.fixedCost() + 40*(exp-c.fixedCost())
+	} else if exp < minLateExpect {
 		return 0
 	}
 	return exp + max(lateMargin, exp/2)

@@ -27,6 +27,9 @@ func runScript(t *testing.T, src Source, o Options, exs []ex) (*Result, error, *
 		if o.Retry == nil {
 			o.Retry = fastRetry()
 		}
+		if o.Type == "" {
+			o.Type = Resumable // the scripts speak the resumable protocol; "auto" has its own tests
+		}
 		u, e := New(s, src, o)
 		if e != nil {
 			err = e

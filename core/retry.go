@@ -92,7 +92,7 @@ const (
 	vFail                    // anything else: no retry can fix it
 	vFinal                   // no answer, and the transport's error says why it is final
 	vHidden                  // a 3xx the transport could not read: ask the session at once
-	vLate                    // a chunk cut short, its answer late: ask the session at once
+	vLate                    // cut short, its answer late: ask the session (a single request: go resumable)
 )
 
 // classify decides what an exchange means (docs/protocol.md section 5). err != nil means no answer
@@ -102,7 +102,7 @@ func classify(resp *Response, err error, onSession bool) verdict {
 	if _, ok := Find[*HiddenRedirectError](err); ok && onSession {
 		return vHidden
 	}
-	if _, ok := err.(*LateError); ok && onSession {
+	if _, ok := err.(*LateError); ok {
 		return vLate
 	}
 	switch {

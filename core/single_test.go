@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMedia(t *testing.T) {
@@ -73,24 +74,54 @@ func TestSingleRequestErrors(t *testing.T) {
 	}
 }
 
+// uploadType "auto", the default (docs/protocol.md sections 1 and 8): one request for a file
+// the link sends within a thirty-second of a progress interval at the rate the page remembers
+// (256 KiB at least, and while nothing is known), up to the guide's 5 MB where the request's
+// body is counted; resumable for the rest, a session, a stream. An explicit type stays.
 func TestAutoPicksTheType(t *testing.T) {
+	known := func(rate float64, counted bool) *Link {
+		c := NewChunkSizer(DefaultMaxChunkSize)
+		c.RoundTrip(20 * Millisecond)
+		c.Answered(8<<20, 20*Millisecond+Duration(float64(8<<20)/rate*float64(Second)), counted)
+		var l Link
+		l.learn(c, Second)
+		return &l
+	}
+	slow, fast, faster, counted := known(4e6, false), known(64e6, false), known(320e6, false), known(4e6, true)
 	for _, tc := range []struct {
-		size    int
-		unknown bool
-		meta    []byte
-		session string
-		want    Type
+		name     string
+		size     int64
+		unknown  bool
+		meta     []byte
+		session  string
+		typ      Type
+		link     *Link
+		interval Duration
+		want     Type
 	}{
-		{SmallSize, false, nil, "", Media},
-		{SmallSize, false, []byte("{}"), "", Multipart},
-		{SmallSize + 1, false, nil, "", Resumable},
-		{10, true, nil, "", Resumable},
-		{10, false, nil, testSession, Resumable},
+		{"nothing known: 256 KiB", K256, false, nil, "", "", nil, 0, Media},
+		{"nothing known: more", K256 + 1, false, nil, "", "", nil, 0, Resumable},
+		{"nothing known, metadata", K256, false, []byte("{}"), "", Auto, nil, 0, Multipart},
+		{"4 MB/s: 256 KiB at least", K256, false, nil, "", "", slow, 0, Media},
+		{"4 MB/s: more", K256 + 1, false, nil, "", "", slow, 0, Resumable},
+		{"64 MB/s: a thirty-second of a second of it", 2e6, false, nil, "", "", fast, 0, Media},
+		{"64 MB/s: more", 2e6 + 1, false, nil, "", "", fast, 0, Resumable},
+		{"64 MB/s, a half-second interval", 1e6 + 1, false, nil, "", "", fast, 500 * Millisecond, Resumable},
+		{"320 MB/s: 5 MB", 5e6, false, nil, "", "", faster, 0, Media},
+		{"320 MB/s: no more than 5 MB", 5e6 + 1, false, nil, "", "", faster, 0, Resumable},
+		{"counted: 5 MB", SmallSize, false, nil, "", "", counted, 0, Media},
+		{"counted: more", SmallSize + 1, false, nil, "", "", counted, 0, Resumable},
+		{"counted, with metadata: as uncounted (multipart is not counted)", 2 * K256, false, []byte("{}"), "", "", counted, 0, Resumable},
+		{"a stream", 10, true, nil, "", "", nil, 0, Resumable},
+		{"a session", 10, false, nil, testSession, "", nil, 0, Resumable},
+		{"explicit media, large", 10 << 20, false, nil, "", Media, nil, 0, Media},
+		{"explicit resumable, small", 10, false, nil, "", Resumable, faster, 0, Resumable},
 	} {
 		u, err := New(&script{t: t}, &memSource{data: make([]byte, tc.size), unknown: tc.unknown},
-			Options{URL: testURL, Type: Auto, Metadata: tc.meta, SessionURL: tc.session, ChunkSize: ChunkAuto})
+			Options{URL: testURL, Type: tc.typ, Metadata: tc.meta, SessionURL: tc.session, ChunkSize: ChunkAuto,
+				Link: tc.link, ProgressInterval: tc.interval, Clock: stdClock{origin: time.Now().Add(-2 * time.Second)}})
 		if err != nil || u.Type() != tc.want {
-			t.Errorf("size %d meta %q: %v %v, want %s", tc.size, tc.meta, u.Type(), err, tc.want)
+			t.Errorf("%s: %v %v, want %s", tc.name, u.Type(), err, tc.want)
 		}
 	}
 }

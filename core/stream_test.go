@@ -91,7 +91,7 @@ func TestStreamErrorIsASourceError(t *testing.T) {
 // upload at once: it is not a network failure to retry.
 func TestSourceErrorFromTheTransportIsFinal(t *testing.T) {
 	s := &sourceFailingTransport{}
-	u, err := New(s, &memSource{data: data(K256)}, Options{URL: testURL, ChunkSize: K256, Retry: fastRetry()})
+	u, err := New(s, &memSource{data: data(K256)}, Options{URL: testURL, Type: Resumable, ChunkSize: K256, Retry: fastRetry()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,7 +199,7 @@ func TestPauseResume(t *testing.T) {
 func TestPauseDuringRetryWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{t: t, exs: []ex{start(), {n: 10, status: 503}, {cr: "bytes */10", n: 0, status: 200}}}
-		u, _ := New(s, &memSource{data: data(10)}, Options{URL: testURL, Retry: fastRetry()})
+		u, _ := New(s, &memSource{data: data(10)}, Options{URL: testURL, Type: Resumable, Retry: fastRetry()})
 		done := make(chan error)
 		go func() { _, err := u.Run(context.Background()); done <- err }()
 		synctest.Wait() // in the 1 s wait
@@ -221,7 +221,7 @@ func TestCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		s := &script{t: t, exs: []ex{start(), {n: 10, status: 503}}}
 		var last State
-		u, _ := New(s, &memSource{data: data(10)}, Options{URL: testURL, Retry: fastRetry(), OnState: func(st State) { last = st }})
+		u, _ := New(s, &memSource{data: data(10)}, Options{URL: testURL, Type: Resumable, Retry: fastRetry(), OnState: func(st State) { last = st }})
 		done := make(chan error)
 		go func() { _, err := u.Run(ctx); done <- err }()
 		synctest.Wait()

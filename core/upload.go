@@ -34,6 +34,7 @@ type Upload struct {
 	throttles   int    // 429/408 retries since the last progress
 	authRetried bool
 	sizer       *ChunkSizer // nil unless ChunkSize is ChunkAuto
+	autoType    bool        // uploadType "auto" chose the way (Options.oneRequestBound)
 	took        Duration    // how long the latest request took, answered or not
 	lostBy      *HTTPError  // the answer that lost the last session (404, 410), nil before
 }
@@ -61,8 +62,18 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 		sizer.Interval = o.ProgressInterval
 		o.Link.seed(sizer, o.Clock.Now())
 	}
+	autoType := o.Type == Auto
+	if autoType {
+		o.Type = Resumable
+		if src.Size() <= o.oneRequestBound(o.Clock.Now()) {
+			o.Type = Media
+			if o.Metadata != nil {
+				o.Type = Multipart
+			}
+		}
+	}
 	return &Upload{
-		tr: tr, src: src, o: o, sizer: sizer,
+		tr: tr, src: src, o: o, sizer: sizer, autoType: autoType,
 		state:   StateStarting,
 		session: o.SessionURL,
 		wake:    make(chan struct{}, 1),
@@ -434,7 +445,11 @@ func (u *Upload) httpError(resp *Response) *HTTPError {
 }
 
 // runSingle sends a media or multipart upload: one request, retried whole (docs/protocol.md
-// section 1).
+// section 1). A media body is counted where the transport can (progress inside the request, and
+// a stall is bytes that stop moving, as for a chunk). One that uploadType "auto" chose whose
+// answer is late (lateBound: the link is far slower than the page remembered it) is cut short,
+// and the upload goes on as a resumable one, from byte 0 and in chunks sized to the link as it
+// is now: a long silent wait is what one request was chosen to avoid.
 func (u *Upload) runSingle(ctx Context) (*Result, error) {
 	end := u.total
 	if end < 0 {
@@ -464,18 +479,60 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		if u.hash != nil {
 			req.Header.Set("X-Goog-Hash", u.hash.header())
 		}
-		resp, _, again, err := u.exchange(ctx, req)
+		counted := false
+		if u.o.Type == Media {
+			pace := pacer{begun: u.o.Clock.Now(), size: u.total}
+			req.OnSent = func(n int64) bool {
+				counted, req.told = true, true
+				now := u.o.Clock.Now()
+				if u.prog.sending(now, 0, pace.paced(now, n)) {
+					u.emitProgress()
+				}
+				return !pace.stalled(now)
+			}
+		}
+		req.Timeout = u.timeoutFor(req.ContentLength())
+		if late := u.singleLate(req.ContentLength()); late > 0 && (req.Timeout == 0 || late < req.Timeout) {
+			req.Timeout, req.late = late, true
+		}
+		resp, v, again, err := u.exchange(ctx, req)
 		switch {
 		case err != nil:
 			return nil, err
+		case v == vLate:
+			if u.sizer != nil {
+				u.sizer.Cut(0, u.took) // the remembered rate is no more: find out, as at the start
+			}
+			u.o.Type = Resumable
+			return u.runResumable(ctx)
 		case again:
 			continue // the whole request again (section 1)
 		case resp.Status == 308:
 			return nil, &ProtocolError{Reason: "308 answer to a single-request upload", Status: 308}
 		}
 		u.prog.moved(u.o.Clock.Now(), req.ContentLength(), u.total)
+		if n := req.ContentLength(); u.sizer != nil && n >= ChunkAlign {
+			// What one request showed of the link, for the next upload's choice (link.go); a
+			// smaller one's time is mostly its round trip.
+			u.sizer.Answered(n, u.took, counted)
+			u.o.Link.learn(u.sizer, u.o.Clock.Now())
+		}
 		return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body}, nil
 	}
+}
+
+// singleLate is the late bound of a single request of n bytes that uploadType "auto" chose
+// (runSingle), or 0 for none. Such a request is one a link 40 times slower than the page
+// remembers still answers within a second or two (Options.oneRequestBound), as a probe is: it
+// is cut short only past its time on such a link, plus lateMargin twice over (a cut costs the
+// bytes sent, not a status query) or half of that time.
+func (u *Upload) singleLate(n int64) Duration {
+	c := u.sizer
+	if !u.autoType || c == nil || c.rate <= 0 || u.o.StallTimeout < 0 || n <= 0 {
+		return 0
+	}
+	exp := c.fixedCost() + Duration(40*float64(n)/c.rate*float64(Second))
+	return exp + max(2*lateMargin, exp/2)
 }
 
 // reauth asks GetHeader again after a 401, once; a second 401 is final.
