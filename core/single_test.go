@@ -98,27 +98,34 @@ func TestAutoPicksTheType(t *testing.T) {
 		link     *Link
 		interval Duration
 		want     Type
+		chunk    int64 // the caller's chunkSize; 0: "auto"
 	}{
-		{"nothing known: 256 KiB", K256, false, nil, "", "", nil, 0, Media},
-		{"nothing known: more", K256 + 1, false, nil, "", "", nil, 0, Resumable},
-		{"nothing known, metadata", K256, false, []byte("{}"), "", Auto, nil, 0, Multipart},
-		{"4 MB/s: 256 KiB at least", K256, false, nil, "", "", slow, 0, Media},
-		{"4 MB/s: more", K256 + 1, false, nil, "", "", slow, 0, Resumable},
-		{"64 MB/s: a thirty-second of a second of it", 2e6, false, nil, "", "", fast, 0, Media},
-		{"64 MB/s: more", 2e6 + 1, false, nil, "", "", fast, 0, Resumable},
-		{"64 MB/s, a half-second interval", 1e6 + 1, false, nil, "", "", fast, 500 * Millisecond, Resumable},
-		{"320 MB/s: 5 MB", 5e6, false, nil, "", "", faster, 0, Media},
-		{"320 MB/s: no more than 5 MB", 5e6 + 1, false, nil, "", "", faster, 0, Resumable},
-		{"counted: 5 MB", SmallSize, false, nil, "", "", counted, 0, Media},
-		{"counted: more", SmallSize + 1, false, nil, "", "", counted, 0, Resumable},
-		{"counted, with metadata: as uncounted (multipart is not counted)", 2 * K256, false, []byte("{}"), "", "", counted, 0, Resumable},
-		{"a stream", 10, true, nil, "", "", nil, 0, Resumable},
-		{"a session", 10, false, nil, testSession, "", nil, 0, Resumable},
-		{"explicit media, large", 10 << 20, false, nil, "", Media, nil, 0, Media},
-		{"explicit resumable, small", 10, false, nil, "", Resumable, faster, 0, Resumable},
+		{"nothing known: 256 KiB", K256, false, nil, "", "", nil, 0, Media, 0},
+		{"nothing known: more", K256 + 1, false, nil, "", "", nil, 0, Resumable, 0},
+		{"nothing known, metadata", K256, false, []byte("{}"), "", Auto, nil, 0, Multipart, 0},
+		{"4 MB/s: 256 KiB at least", K256, false, nil, "", "", slow, 0, Media, 0},
+		{"4 MB/s: more", K256 + 1, false, nil, "", "", slow, 0, Resumable, 0},
+		{"64 MB/s: a thirty-second of a second of it", 2e6, false, nil, "", "", fast, 0, Media, 0},
+		{"64 MB/s: more", 2e6 + 1, false, nil, "", "", fast, 0, Resumable, 0},
+		{"64 MB/s, a half-second interval", 1e6 + 1, false, nil, "", "", fast, 500 * Millisecond, Resumable, 0},
+		{"320 MB/s: 5 MB", 5e6, false, nil, "", "", faster, 0, Media, 0},
+		{"320 MB/s: no more than 5 MB", 5e6 + 1, false, nil, "", "", faster, 0, Resumable, 0},
+		{"counted: 5 MB", SmallSize, false, nil, "", "", counted, 0, Media, 0},
+		{"counted: more", SmallSize + 1, false, nil, "", "", counted, 0, Resumable, 0},
+		{"counted, with metadata: as uncounted (multipart is not counted)", 2 * K256, false, []byte("{}"), "", "", counted, 0, Resumable, 0},
+		{"a stream", 10, true, nil, "", "", nil, 0, Resumable, 0},
+		{"a session", 10, false, nil, testSession, "", nil, 0, Resumable, 0},
+		{"explicit media, large", 10 << 20, false, nil, "", Media, nil, 0, Media, 0},
+		{"explicit resumable, small", 10, false, nil, "", Resumable, faster, 0, Resumable, 0},
+		{"a chunk size of the caller's bounds one request", 3 * K256, false, nil, "", "", faster, 0, Media, 3 * K256},
+		{"a chunk size of the caller's bounds one request: more", 3*K256 + 1, false, nil, "", "", faster, 0, Resumable, 3 * K256},
 	} {
+		chunk := int64(ChunkAuto)
+		if tc.chunk > 0 {
+			chunk = tc.chunk
+		}
 		u, err := New(&script{t: t}, &memSource{data: make([]byte, tc.size), unknown: tc.unknown},
-			Options{URL: testURL, Type: tc.typ, Metadata: tc.meta, SessionURL: tc.session, ChunkSize: ChunkAuto,
+			Options{URL: testURL, Type: tc.typ, Metadata: tc.meta, SessionURL: tc.session, ChunkSize: chunk,
 				Link: tc.link, ProgressInterval: tc.interval, Clock: stdClock{origin: time.Now().Add(-2 * time.Second)}})
 		if err != nil || u.Type() != tc.want {
 			t.Errorf("%s: %v %v, want %s", tc.name, u.Type(), err, tc.want)

@@ -65,7 +65,13 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 	autoType := o.Type == Auto
 	if autoType {
 		o.Type = Resumable
-		if src.Size() <= o.oneRequestBound(o.Clock.Now()) {
+		bound := o.oneRequestBound(o.Clock.Now())
+		if o.ChunkSize > 0 {
+			// A chunk size of the caller's bounds a request (a proxy's limit, say): one request
+			// only for what fits in one chunk, as Google's Go client does.
+			bound = min(bound, o.ChunkSize)
+		}
+		if src.Size() <= bound {
 			o.Type = Media
 			if o.Metadata != nil {
 				o.Type = Multipart

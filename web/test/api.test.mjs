@@ -251,7 +251,8 @@ test("uploadType: media, multipart, resumable and auto each use their requests",
     { uploadType: "media", metadata: undefined, kinds: ["media"] },
     { uploadType: "multipart", metadata: { contentLanguage: "en" }, kinds: ["multipart"] },
     { uploadType: "resumable", metadata: undefined, kinds: ["start", "chunk"] },
-    { uploadType: undefined, metadata: undefined, kinds: ["start", "chunk"] }, // the default
+    { uploadType: undefined, metadata: undefined, kinds: ["media"] }, // the default, "auto": a small file
+    { uploadType: undefined, metadata: { contentLanguage: "en" }, kinds: ["multipart"] },
     { uploadType: "auto", metadata: undefined, kinds: ["media"] },
     { uploadType: "auto", metadata: { contentLanguage: "en" }, kinds: ["multipart"] },
   ];
@@ -272,14 +273,27 @@ test("uploadType: media, multipart, resumable and auto each use their requests",
   }
 });
 
-test("uploadType auto: resumable above 5 MiB, media at exactly 5 MiB", async () => {
-  for (const [size, kind] of [[5 * MiB, "media"], [5 * MiB + 1, "start"]]) {
+test("uploadType auto: one request up to 256 KiB while nothing is known of the link, up to 5 MB once it is", async () => {
+  const auto = async (size, options = {}) => {
     await ref.clearLog();
     const name = unique("auto");
-    const out = await run(size, 12, { url: ref.uploadURL(name), uploadType: "auto" });
+    const out = await run(size, 12, { url: ref.uploadURL(name), ...options });
     await assertUploaded(out, name, size, 12);
-    assert.equal((await requests())[0].kind, kind, `auto for ${size} bytes`);
+    return (await requests())[0].kind;
+  };
+  // A fresh page each time: what the page's uploads measured of the link decides.
+  for (const [size, kind] of [[CHUNK, "media"], [CHUNK + 1, "start"]]) {
+    await page.reload();
+    await page.waitForFunction(() => window.T);
+    assert.equal(await auto(size), kind, `nothing known, ${size} bytes`);
   }
+  // The page now knows loopback's rate (the resumable upload above measured it): what it sends
+  // in a thirty-second of a progress interval (ten seconds here, whatever a busy machine makes
+  // of loopback), never over the guide's 5 MB.
+  for (const [size, kind] of [[5_000_000, "media"], [5_000_001, "start"]]) {
+    assert.equal(await auto(size, { progressIntervalMs: 10_000 }), kind, `loopback known, ${size} bytes`);
+  }
+  assert.equal(await auto(5_000_000, { uploadType: "resumable" }), "start", "an explicit type stays");
 });
 
 test("metadata is sent as JSON; name from metadata when the URL has none", async () => {
@@ -344,11 +358,11 @@ test("a typed Blob sent in one PUT goes as it is (no slice to drop its type); in
 
 test("method: POST creates (201), PUT updates (200)", async () => {
   const name = unique("method");
-  const created = await run(2000, 15, { url: ref.uploadURL(name), method: "POST" });
+  const created = await run(2000, 15, { url: ref.uploadURL(name), method: "POST", uploadType: "resumable" });
   await assertUploaded(created, name, 2000, 15);
   assert.equal(created.result.status, 201);
   await ref.clearLog();
-  const updated = await run(3000, 16, { url: ref.uploadURL(name), method: "PUT" });
+  const updated = await run(3000, 16, { url: ref.uploadURL(name), method: "PUT", uploadType: "resumable" });
   await assertUploaded(updated, name, 3000, 16);
   assert.equal(updated.result.status, 200);
   const start = (await requests()).find((e) => e.kind === "start");
@@ -637,6 +651,7 @@ test("retries_exhausted: waits double, never above maxDelayMs", async () => {
   await ref.setFaults([{ on: "chunk", action: "status", status: 503, times: -1 }]);
   const out = await run(10 * KiB, 33, {
     url: ref.uploadURL(unique("exhaust")),
+    uploadType: "resumable",
     retry: { retries: 4, initialDelayMs: 20, maxDelayMs: 50, jitterMs: 0 },
   });
   assert.equal(out.ok, false);
@@ -652,6 +667,7 @@ test("retries_exhausted: waits double, never above maxDelayMs", async () => {
   // With jitter, a wait still never exceeds maxDelayMs.
   const jit = await run(10 * KiB, 33, {
     url: ref.uploadURL(unique("exhaust")),
+    uploadType: "resumable",
     retry: { retries: 3, initialDelayMs: 10, maxDelayMs: 30, jitterMs: 1000 },
   });
   assert.equal(jit.error?.code, "retries_exhausted");
@@ -714,7 +730,7 @@ for (const action of ["expire", "gone"]) {
 
 test("session_expired when new sessions keep expiring", async () => {
   await ref.setFaults([{ on: "chunk", action: "expire", times: -1 }]);
-  const out = await run(1000, 38, { url: ref.uploadURL(unique("expired")), retry: FAST_RETRY });
+  const out = await run(1000, 38, { url: ref.uploadURL(unique("expired")), uploadType: "resumable", retry: FAST_RETRY });
   assert.equal(out.error?.code, "session_expired");
   assert.equal(out.error.status, 404);
   assertXHROrder(out.events, "error");

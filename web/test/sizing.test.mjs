@@ -62,7 +62,7 @@ test("a number keeps fixed chunks, 0 one PUT; a bad maxChunkSize fails before an
   const fixed = await upload("fixed.bin", 3 * CHUNK + 5, 4, { chunkSize: CHUNK });
   assert.deepEqual(fixed.sizes, [CHUNK, CHUNK, CHUNK, 5]);
   await ref.reset();
-  const one = await upload("one.bin", 3 * CHUNK + 5, 5, { chunkSize: 0 });
+  const one = await upload("one.bin", 3 * CHUNK + 5, 5, { chunkSize: 0, uploadType: "resumable" });
   assert.deepEqual(one.sizes, [3 * CHUNK + 5]);
   await ref.reset();
   const bad = await page.evaluate((url) => T.run(T.blob(10, 6), { url, maxChunkSize: 1000 }), ref.uploadURL("bad.bin"));

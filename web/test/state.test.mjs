@@ -174,7 +174,7 @@ test("during a retry wait: pause, resume, abort change state at once", async () 
   await ref.setFaults([{ on: "chunk", action: "status", status: 503, times: -1 }]);
   const aborted = await page.evaluate(async (url) => {
     const mu = await T.load();
-    const up = mu.upload(T.blob(1000, 6), { url, retry: { retries: 5, initialDelayMs: 5000, jitterMs: 0 } });
+    const up = mu.upload(T.blob(1000, 6), { url, uploadType: "resumable", retry: { retries: 5, initialDelayMs: 5000, jitterMs: 0 } });
     const { log, call } = S.log(up);
     await T.until(() => up.state === "retrying", 10000, "retrying");
     const t0 = performance.now();
