@@ -53,11 +53,19 @@
 //	DELETE /_ref/faults          clears it
 //	GET    /_ref/log             JSON array of LogEntry (its "proto" is the request's HTTP version)
 //	DELETE /_ref/log             clears it
-//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","link":{"bitsPerSecond":N,"rttMs":M},"expose":"..."}
-//	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default);
+//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","expose":"...",
+//	                              "link":{"bitsPerSecond":N,"rttMs":M,"schedule":[...]}} (bitsPerSecond and
+//	                             rttMs in force now; "schedule" while one is set)
+//	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default;
+//	                             a field refused with 400 sets none);
 //	                             "link" emulates an uplink (package netlink) in front of every
 //	                             route but /_ref/: bodies read at bitsPerSecond, answers rttMs
-//	                             late; zeros (and POST /_ref/reset) take it away; "expose" replaces
+//	                             late; zeros (and POST /_ref/reset) take it away; or
+//	                             "schedule":[{"atMs":0,"bitsPerSecond":N,"rttMs":M,"blackout":false},...]
+//	                             makes a link that changes as time goes, from the first request
+//	                             through it on (the first step at 0, each after the one before,
+//	                             the last for ever; in a blackout nothing passes), in place of
+//	                             bitsPerSecond and rttMs; "expose" replaces
 //	                             Access-Control-Expose-Headers, to play a half-configured server
 //	POST   /_ref/reset           clears objects, sessions, faults, log and config (back to Options)
 //

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-
-	"github.com/mediaupload/mediaupload/web/netlink"
 	"sync"
 	"time"
+
+	"github.com/mediaupload/mediaupload/web/netlink"
 )
 
 // Range forms for the Range header of 308 answers (docs/protocol.md section 3
@@ -198,17 +198,25 @@ func (s *Server) SetSessionOrigin(origin string) {
 // SetRangeForm sets the form of the Range header of 308 answers: RangeBytes,
 // RangePlain, or "" for the default.
 func (s *Server) SetRangeForm(form string) error {
-	switch form {
-	case "":
+	if err := checkRangeForm(form); err != nil {
+		return err
+	}
+	if form == "" {
 		form = RangeBytes
-	case RangeBytes, RangePlain:
-	default:
-		return errors.New("refserver: range form must be \"bytes=\" or \"plain\"")
 	}
 	s.mu.Lock()
 	s.form = form
 	s.mu.Unlock()
 	return nil
+}
+
+// checkRangeForm reports a range form SetRangeForm does not take.
+func checkRangeForm(form string) error {
+	switch form {
+	case "", RangeBytes, RangePlain:
+		return nil
+	}
+	return errors.New("refserver: range form must be \"bytes=\" or \"plain\"")
 }
 
 // Reset forgets every object (deleting the files of Options.Dir), session,
