@@ -23,6 +23,10 @@ type Config struct {
 	// Expose is the Access-Control-Expose-Headers of every answer, to play a server whose CORS
 	// configuration is half done (say "Location" alone); "" means the protocol's headers.
 	Expose *string `json:"expose,omitempty"`
+	// KeepCut says whether the bytes that arrived of a chunk cut off by the client or the
+	// network are kept (true, the default, as Google's servers do: docs/protocol.md section 4),
+	// or dropped, to play a server that keeps only whole chunks.
+	KeepCut *bool `json:"keepCut,omitempty"`
 }
 
 // LinkConfig is Config.Link.
@@ -177,6 +181,9 @@ func (s *Server) controlMux() *http.ServeMux {
 		if c.Expose != nil {
 			s.expose = *c.Expose
 		}
+		if c.KeepCut != nil {
+			s.dropCut = !*c.KeepCut
+		}
 		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, s.config())
 	})
@@ -192,9 +199,9 @@ func (s *Server) controlMux() *http.ServeMux {
 
 func (s *Server) config() Config {
 	s.mu.Lock()
-	origin, form, expose := s.origin, s.form, s.expose
+	origin, form, expose, keepCut := s.origin, s.form, s.expose, !s.dropCut
 	s.mu.Unlock()
-	return Config{SessionOrigin: &origin, RangeForm: &form, Link: s.linkConfig(), Expose: &expose}
+	return Config{SessionOrigin: &origin, RangeForm: &form, Link: s.linkConfig(), Expose: &expose, KeepCut: &keepCut}
 }
 
 // readJSON decodes a control request body, answering 400 when it is not
