@@ -5,6 +5,20 @@
 // as it would over, say, 20 Mbit/s with 60 ms of round trip, so that chunk sizes, progress
 // cadence and pause can be seen and measured (docs/protocol.md section 8).
 //
+// A link is steady (Link.Set: one rate, one round trip) or follows a schedule
+// (Link.SetSchedule: steps, each with its rate and round trip, or a blackout), to test and
+// measure a client that must follow a link that changes: a train into a tunnel, a phone from
+// Wi-Fi to cellular. The schedule's clock starts when the link is first used after it was set,
+// so that a test's page load does not count; the last step holds for ever. Every change, by the
+// schedule or by Set, holds for the requests in flight as well as the new ones:
+//   - a new rate applies inside a body being read, to the bytes not yet carried: the bytes
+//     already carried stay carried and the booked ones keep their place (no burst of credit,
+//     no time lost);
+//   - an answer is held for the round trip in force when the handler writes it;
+//   - in a blackout no byte of a body comes through and no answer leaves, and a request that
+//     arrives waits for the end before its handler runs; then all goes on where it stood. The
+//     connections stay open, as a TCP connection outlives a tunnel.
+//
 // It holds over HTTP/2 as over HTTP/1.1: the rate and the round trip are applied in each
 // request's handler, so each stream of a shared connection gets its answer its own round trip
 // late, and a request without a body is not held behind an upload on the same connection.

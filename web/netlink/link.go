@@ -1,33 +1,36 @@
 package netlink
 
 import (
-	"io"
-	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// Link is an emulated uplink. Its zero value is a link without limits; Set changes it at any
-// time, for the requests that come after.
+// Link is an emulated uplink. Its zero value is a steady link without limits; Set makes it
+// another steady link and SetSchedule one that changes as time goes, both at any time and for
+// the requests in flight as well as those to come.
+//
+// The link carries the bytes booked on it in the order they were booked, at the rate in force
+// at each moment: a change of rate applies at once to the bytes not yet carried (a reader
+// waiting for its step is woken early on a rise and held longer on a drop), while the bytes
+// already carried stay carried and those booked stay booked. So a change gives no burst of
+// credit and loses no time.
 type Link struct {
-	mu   sync.Mutex
-	rate int64         // bytes per second, 0 = unlimited
-	rtt  time.Duration // added before every answer
-	next time.Time     // when the link is free again
-}
+	mu     sync.Mutex
+	tl     timeline // its steps are nil until the link is first used or set
+	steady bool     // set by Set, or the zero value: Schedule returns nil
+	// booked counts the body bytes booked on the link since it was made, served the bytes it
+	// has carried by the time at: served runs up to slack's worth ahead of booked on an idle
+	// link, and is kept by every change (no credit given, no time lost).
+	booked  int64
+	served  float64
+	at      time.Time
+	changed chan struct{} // closed, and replaced, whenever the link is set: waiters look again
 
-// Set sets the rate in bytes per second (0: unlimited) and the round trip (0: none).
-func (l *Link) Set(bytesPerSecond int64, rtt time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.rate, l.rtt, l.next = max(bytesPerSecond, 0), max(rtt, 0), time.Time{}
-}
-
-// Get returns the rate in bytes per second and the round trip.
-func (l *Link) Get() (bytesPerSecond int64, rtt time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.rate, l.rtt
+	// Read without the lock, so that a link without limits costs a request nothing.
+	metered atomic.Bool // a rate or a schedule is set: body reads may be held
+	held    atomic.Bool // a round trip or a schedule is set: answers may be held
 }
 
 // slack is how far behind its schedule the link may fall and still catch up: a reader that
@@ -37,93 +40,175 @@ func (l *Link) Get() (bytesPerSecond int64, rtt time.Duration) {
 // buffers do.
 const slack = 25 * time.Millisecond
 
-// reserve books n bytes on the link and says how long to wait before they count as arrived
-// (zero or less: at once).
-func (l *Link) reserve(n int) time.Duration {
+// Set makes the link steady at a rate in bytes per second (0: unlimited) and a round trip
+// (0: none), replacing any schedule.
+func (l *Link) Set(bytesPerSecond int64, rtt time.Duration) {
+	l.replace([]Step{{Rate: max(bytesPerSecond, 0), RTT: max(rtt, 0)}}, true)
+}
+
+// SetSchedule makes the link follow steps: the first at 0, each At after the one before,
+// nothing negative; otherwise it returns an error and leaves the link as it was. The
+// schedule's clock starts when the link is first used after it was set (a request arrives, or
+// one in flight reads its body or answers), not when it is set: a test can set it, load its
+// page, and have the first upload meet the first step.
+func (l *Link) SetSchedule(steps []Step) error {
+	if err := checkSchedule(steps); err != nil {
+		return err
+	}
+	l.replace(slices.Clone(steps), false)
+	return nil
+}
+
+// replace puts steps in force from now on.
+func (l *Link) replace(steps []Step, steady bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.rate <= 0 {
-		return 0
+	now := l.ready()
+	l.advance(now) // what the old link carried until now stays carried
+	l.tl = timeline{steps: steps}
+	if steady {
+		l.tl.start = now
 	}
+	l.steady = steady
+	l.metered.Store(!steady || steps[0].Rate > 0)
+	l.held.Store(!steady || steps[0].RTT > 0)
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// Get returns the rate in bytes per second (0: unlimited) and the round trip in force now.
+// (A schedule whose clock has not started is at its first step.)
+func (l *Link) Get() (bytesPerSecond int64, rtt time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.tl.at(l.ready())
+	return s.Rate, s.RTT
+}
+
+// Schedule returns the schedule set with SetSchedule, or nil for a steady link.
+func (l *Link) Schedule() []Step {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.steady || l.tl.steps == nil {
+		return nil
+	}
+	return slices.Clone(l.tl.steps)
+}
+
+// ready makes a zero Link usable and returns the time, under l.mu.
+func (l *Link) ready() time.Time {
 	now := time.Now()
-	if floor := now.Add(-slack); l.next.Before(floor) {
-		l.next = floor
+	if l.tl.steps == nil {
+		l.tl.steps, l.steady = []Step{{}}, true
+		l.changed = make(chan struct{})
 	}
-	l.next = l.next.Add(time.Duration(int64(n) * int64(time.Second) / l.rate))
-	return l.next.Sub(now)
+	return now
 }
 
-// Wrap returns h behind the link: its request bodies are read at the link's rate, its answers
-// are held for one round trip.
-func (l *Link) Wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rate, rtt := l.Get()
-		if rate > 0 && r.Body != nil && r.Body != http.NoBody {
-			r.Body = &slowBody{ReadCloser: r.Body, l: l, done: r.Context().Done()}
-		}
-		if rtt > 0 {
-			w = &lateWriter{ResponseWriter: w, rtt: rtt, done: r.Context().Done()}
-		}
-		h.ServeHTTP(w, r)
-	})
+// use is ready for the traffic's calls: it starts the schedule's clock if it has not started.
+func (l *Link) use() time.Time {
+	now := l.ready()
+	if l.tl.start.IsZero() {
+		l.advance(now)
+		l.tl.start = now
+	}
+	return now
 }
 
-// sleep waits d, or until done is closed.
-func sleep(d time.Duration, done <-chan struct{}) {
-	if d <= 0 {
+// advance brings served up to now, under l.mu.
+func (l *Link) advance(now time.Time) {
+	if l.at.IsZero() {
+		l.at = now
+	}
+	if !now.After(l.at) {
 		return
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	limit := float64(l.booked)
+	if s := l.tl.at(now); !s.Blackout && s.Rate > 0 {
+		limit += float64(s.Rate) * slack.Seconds()
+	}
+	l.served = max(l.served, min(l.served+l.tl.capacity(l.at, now), limit))
+	l.at = now
+}
+
+// book books n bytes on the link and returns the count the link must carry for them to arrive.
+func (l *Link) book(n int) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.advance(l.use())
+	l.booked += int64(n)
+	return l.booked
+}
+
+// carry waits until the link has carried the bytes booked up to target and is outside a
+// blackout, or until done is closed. (Bytes carried on an idle link's slack, or read from the
+// socket by a read begun before a blackout, do not come through during it.)
+func (l *Link) carry(target int64, done <-chan struct{}) {
+	for {
+		l.mu.Lock()
+		now := l.use()
+		l.advance(now)
+		var due time.Time
+		var ok bool
+		switch {
+		case l.served < float64(target):
+			due, ok = l.tl.carried(float64(target)-l.served, now)
+		case l.tl.at(now).Blackout:
+			due, ok = l.tl.open(now)
+		default:
+			l.mu.Unlock()
+			return
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		if !wait(until(due, ok, now), changed, done) {
+			return
+		}
+	}
+}
+
+// open waits until the link is outside a blackout, or until done is closed (then false), and
+// returns the step in force.
+func (l *Link) open(done <-chan struct{}) (Step, bool) {
+	for {
+		l.mu.Lock()
+		now := l.use()
+		s := l.tl.at(now)
+		if !s.Blackout {
+			l.mu.Unlock()
+			return s, true
+		}
+		end, ok := l.tl.open(now)
+		changed := l.changed
+		l.mu.Unlock()
+		if !wait(until(end, ok, now), changed, done) {
+			return s, false
+		}
+	}
+}
+
+// until returns how long from now to t; -1 (for ever) when ok is false.
+func until(t time.Time, ok bool, now time.Time) time.Duration {
+	if !ok {
+		return -1
+	}
+	return max(t.Sub(now), 0)
+}
+
+// wait waits d (for ever when negative), or until changed is closed; it returns false, at
+// once, when done is closed.
+func wait(d time.Duration, changed, done <-chan struct{}) bool {
+	var timeout <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
-	case <-t.C:
+	case <-timeout:
+	case <-changed:
 	case <-done:
+		return false
 	}
+	return true
 }
-
-// slowBody reads a request body at the link's rate, in steps small enough to stay smooth.
-type slowBody struct {
-	io.ReadCloser
-	l    *Link
-	done <-chan struct{}
-}
-
-func (b *slowBody) Read(p []byte) (int, error) {
-	const step = 16 << 10
-	if len(p) > step {
-		p = p[:step]
-	}
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		sleep(b.l.reserve(n), b.done)
-	}
-	return n, err
-}
-
-// lateWriter holds the answer back for one round trip: the wait comes before its status line.
-type lateWriter struct {
-	http.ResponseWriter
-	rtt    time.Duration
-	done   <-chan struct{}
-	waited bool
-}
-
-func (w *lateWriter) wait() {
-	if !w.waited {
-		w.waited = true
-		sleep(w.rtt, w.done)
-	}
-}
-
-func (w *lateWriter) WriteHeader(status int) {
-	w.wait()
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *lateWriter) Write(b []byte) (int, error) {
-	w.wait()
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *lateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

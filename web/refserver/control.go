@@ -2,9 +2,14 @@ package refserver
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
+
+	"github.com/mediaupload/mediaupload/web/netlink"
 )
 
 // Config is the body of GET and POST /_ref/config. In a POST, a nil field is
@@ -18,12 +23,73 @@ type Config struct {
 	// Expose is the Access-Control-Expose-Headers of every answer, to play a server whose CORS
 	// configuration is half done (say "Location" alone); "" means the protocol's headers.
 	Expose *string `json:"expose,omitempty"`
+	// KeepCut says whether the bytes that arrived of a chunk cut off by the client or the
+	// network are kept (true, the default, as Google's servers do: docs/protocol.md section 4),
+	// or dropped, to play a server that keeps only whole chunks.
+	KeepCut *bool `json:"keepCut,omitempty"`
 }
 
 // LinkConfig is Config.Link.
 type LinkConfig struct {
+	// BitsPerSecond and RTTMs make a steady link. In a GET they are the step in force now.
 	BitsPerSecond int64 `json:"bitsPerSecond"`
 	RTTMs         int64 `json:"rttMs"`
+	// Schedule makes a link that changes as time goes (netlink.Link.SetSchedule); in a POST it
+	// replaces BitsPerSecond and RTTMs, which are not used beside it. A GET shows it while one
+	// is set.
+	Schedule []LinkStep `json:"schedule,omitempty"`
+}
+
+// LinkStep is one step of LinkConfig.Schedule (a netlink.Step): from AtMs after the schedule's
+// start (the first request through the link after it was set), the link carries BitsPerSecond
+// (0: unlimited) with a round trip of RTTMs, or nothing at all in a Blackout. The first step
+// is at 0, each comes after the one before, and the last holds for ever.
+type LinkStep struct {
+	AtMs          int64 `json:"atMs"`
+	BitsPerSecond int64 `json:"bitsPerSecond"`
+	RTTMs         int64 `json:"rttMs"`
+	Blackout      bool  `json:"blackout"`
+}
+
+// maxMs is the longest time in milliseconds a time.Duration holds.
+const maxMs = int64(1<<63-1) / int64(time.Millisecond)
+
+// setLink puts a posted link in force, or says what is wrong with it and leaves the link as
+// it was.
+func (s *Server) setLink(c *LinkConfig) error {
+	if c.Schedule == nil {
+		if c.BitsPerSecond < 0 || c.RTTMs < 0 || c.RTTMs > maxMs {
+			return errors.New("link: bitsPerSecond and rttMs must not be negative")
+		}
+		s.link.Set(c.BitsPerSecond/8, time.Duration(c.RTTMs)*time.Millisecond)
+		return nil
+	}
+	steps := make([]netlink.Step, len(c.Schedule))
+	for i, st := range c.Schedule {
+		if st.AtMs < 0 || st.BitsPerSecond < 0 || st.RTTMs < 0 || st.AtMs > maxMs || st.RTTMs > maxMs {
+			return fmt.Errorf("link: schedule step %d: atMs, bitsPerSecond and rttMs must not be negative", i)
+		}
+		steps[i] = netlink.Step{
+			At:       time.Duration(st.AtMs) * time.Millisecond,
+			Rate:     st.BitsPerSecond / 8,
+			RTT:      time.Duration(st.RTTMs) * time.Millisecond,
+			Blackout: st.Blackout,
+		}
+	}
+	if err := s.link.SetSchedule(steps); err != nil {
+		return errors.New("link: schedule: " + strings.TrimPrefix(err.Error(), "netlink: "))
+	}
+	return nil
+}
+
+// linkConfig is the link as GET /_ref/config shows it.
+func (s *Server) linkConfig() *LinkConfig {
+	rate, rtt := s.link.Get()
+	c := &LinkConfig{BitsPerSecond: rate * 8, RTTMs: rtt.Milliseconds()}
+	for _, st := range s.link.Schedule() {
+		c.Schedule = append(c.Schedule, LinkStep{AtMs: st.At.Milliseconds(), BitsPerSecond: st.Rate * 8, RTTMs: st.RTT.Milliseconds(), Blackout: st.Blackout})
+	}
+	return c
 }
 
 // controlMux serves the control API; the routes and their JSON are
@@ -92,27 +158,33 @@ func (s *Server) controlMux() *http.ServeMux {
 		if !readJSON(w, r, &c) {
 			return
 		}
+		// Every field is checked before any is set: a refused POST changes nothing.
 		if c.RangeForm != nil {
-			if err := s.SetRangeForm(*c.RangeForm); err != nil {
+			if err := checkRangeForm(*c.RangeForm); err != nil {
 				writeError(w, http.StatusBadRequest, err.Error())
 				return
 			}
 		}
+		if c.Link != nil {
+			if err := s.setLink(c.Link); err != nil {
+				writeError(w, http.StatusBadRequest, err.Error())
+				return
+			}
+		}
+		if c.RangeForm != nil {
+			s.SetRangeForm(*c.RangeForm)
+		}
 		if c.SessionOrigin != nil {
 			s.SetSessionOrigin(*c.SessionOrigin)
 		}
+		s.mu.Lock()
 		if c.Expose != nil {
-			s.mu.Lock()
 			s.expose = *c.Expose
-			s.mu.Unlock()
 		}
-		if c.Link != nil {
-			if c.Link.BitsPerSecond < 0 || c.Link.RTTMs < 0 {
-				writeError(w, http.StatusBadRequest, "link: bitsPerSecond and rttMs must not be negative")
-				return
-			}
-			s.link.Set(c.Link.BitsPerSecond/8, time.Duration(c.Link.RTTMs)*time.Millisecond)
+		if c.KeepCut != nil {
+			s.dropCut = !*c.KeepCut
 		}
+		s.mu.Unlock()
 		writeJSON(w, http.StatusOK, s.config())
 	})
 	mux.HandleFunc("POST /_ref/reset", func(w http.ResponseWriter, r *http.Request) {
@@ -127,10 +199,9 @@ func (s *Server) controlMux() *http.ServeMux {
 
 func (s *Server) config() Config {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	origin, form, expose := s.origin, s.form, s.expose
-	rate, rtt := s.link.Get()
-	return Config{SessionOrigin: &origin, RangeForm: &form, Link: &LinkConfig{BitsPerSecond: rate * 8, RTTMs: rtt.Milliseconds()}, Expose: &expose}
+	origin, form, expose, keepCut := s.origin, s.form, s.expose, !s.dropCut
+	s.mu.Unlock()
+	return Config{SessionOrigin: &origin, RangeForm: &form, Link: s.linkConfig(), Expose: &expose, KeepCut: &keepCut}
 }
 
 // readJSON decodes a control request body, answering 400 when it is not

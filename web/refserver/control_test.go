@@ -3,6 +3,7 @@ package refserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -307,5 +308,73 @@ func TestDeleteObject(t *testing.T) {
 	}
 	if a := s.do(t, "DELETE", "/_ref/objects/gone", nil); a.status != 404 {
 		t.Errorf("DELETE again: status %d, want 404", a.status)
+	}
+}
+
+// The link's schedule by JSON: set, read back with the step in force, refused with a clear
+// message when bad (changing nothing), replaced by a steady link, cleared by reset.
+func TestConfigLinkSchedule(t *testing.T) {
+	s := newTestServer(t, Options{})
+	type link struct {
+		BitsPerSecond int64            `json:"bitsPerSecond"`
+		RTTMs         int64            `json:"rttMs"`
+		Schedule      []map[string]any `json:"schedule"`
+	}
+	getLink := func() link {
+		var cfg struct{ Link link }
+		json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
+		return cfg.Link
+	}
+	sched := `{"link":{"schedule":[{"atMs":0,"bitsPerSecond":8000000,"rttMs":300},{"atMs":300,"bitsPerSecond":0,"rttMs":0,"blackout":true},{"atMs":400,"bitsPerSecond":16000000,"rttMs":0}]}}`
+	if a := s.do(t, "POST", "/_ref/config", []byte(sched)); a.status != 200 {
+		t.Fatalf("POST schedule: %d %s", a.status, a.body)
+	}
+	l := getLink()
+	want := `[map[atMs:0 bitsPerSecond:8e+06 blackout:false rttMs:300] map[atMs:300 bitsPerSecond:0 blackout:true rttMs:0] map[atMs:400 bitsPerSecond:1.6e+07 blackout:false rttMs:0]]`
+	if l.BitsPerSecond != 8000000 || l.RTTMs != 300 || fmt.Sprint(l.Schedule) != want {
+		t.Errorf("GET link %+v, want the first step in force and the schedule %s", l, want)
+	}
+
+	// The clock starts with the first request: it gets the first step's round trip, however
+	// long after the POST it comes.
+	time.Sleep(100 * time.Millisecond)
+	t0 := time.Now()
+	s.start(t, "POST", "&name=s", nil)
+	if d := time.Since(t0); d < 300*time.Millisecond {
+		t.Errorf("a session start at the schedule's start took %v, want its 300 ms round trip", d)
+	}
+	time.Sleep(150 * time.Millisecond) // past the blackout
+	if l := getLink(); l.BitsPerSecond != 16000000 || l.RTTMs != 0 {
+		t.Errorf("GET link after 450 ms: %+v, want the last step in force", l)
+	}
+
+	bad := map[string]string{
+		`{"link":{"schedule":[]}}`:                                            "at least one step",
+		`{"link":{"schedule":[{"atMs":5}]}}`:                                  "first step is at 5ms",
+		`{"link":{"schedule":[{"atMs":0},{"atMs":10},{"atMs":10}]}}`:          "step 2 at 10ms does not come after step 1",
+		`{"link":{"schedule":[{"atMs":0},{"atMs":10,"bitsPerSecond":-8}]}}`:   "schedule step 1",
+		`{"link":{"schedule":[{"atMs":0,"rttMs":-1}]}}`:                       "must not be negative",
+		`{"rangeForm":"plain","link":{"schedule":[{"atMs":0},{"atMs":-10}]}}`: "schedule step 1",
+	}
+	for body, msg := range bad {
+		a := s.do(t, "POST", "/_ref/config", []byte(body))
+		if m, _ := a.json(t)["error"].(map[string]any); a.status != 400 || !strings.Contains(fmt.Sprint(m["message"]), msg) {
+			t.Errorf("%s: %d %s, want 400 saying %q", body, a.status, a.body, msg)
+		}
+	}
+	var cfg map[string]any
+	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
+	if cfg["rangeForm"] != RangeBytes || len(getLink().Schedule) != 3 {
+		t.Errorf("after the refused POSTs: %v, want the config as it was", cfg)
+	}
+
+	s.do(t, "POST", "/_ref/config", []byte(`{"link":{"bitsPerSecond":24000000,"rttMs":7}}`))
+	if l := getLink(); l.BitsPerSecond != 24000000 || l.RTTMs != 7 || l.Schedule != nil {
+		t.Errorf("after a steady link: %+v", l)
+	}
+	s.do(t, "POST", "/_ref/config", []byte(sched))
+	s.do(t, "POST", "/_ref/reset", nil)
+	if l := getLink(); l.BitsPerSecond != 0 || l.RTTMs != 0 || l.Schedule != nil {
+		t.Errorf("after reset: %+v, want no link", l)
 	}
 }

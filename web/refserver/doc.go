@@ -34,6 +34,10 @@
 // X-Goog-Hash (crc32c, md5) that does not match the completed object all get
 // 400, and leave the session as it was. Bytes before the stored offset are
 // skipped (stored once, compared with nothing). Unknown session ids get 404.
+// The bytes that arrived of a chunk whose body was cut off (the client aborted it, the
+// connection broke) are kept, as Google's servers keep them (section 4), unless the chunk
+// would have been refused whole; a cut body never completes the object, and a status query
+// reports what was kept. Config "keepCut": false drops them instead.
 // With X-GUploader-No-308: yes every 308 becomes 200 plus
 // X-HTTP-Status-Code-Override: 308.
 //
@@ -51,14 +55,25 @@
 //	GET    /_ref/faults          the current fault script
 //	POST   /_ref/faults          {"rules":[Rule...],"random":{"seed":N,"rate":0.15}} replaces the fault script
 //	DELETE /_ref/faults          clears it
-//	GET    /_ref/log             JSON array of LogEntry (its "proto" is the request's HTTP version)
+//	GET    /_ref/log             JSON array of LogEntry (its "proto" is the request's HTTP version;
+//	                             a chunk's "received" and "kept" count the bytes of its body read
+//	                             and added to the stored bytes)
 //	DELETE /_ref/log             clears it
-//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","link":{"bitsPerSecond":N,"rttMs":M},"expose":"..."}
-//	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default);
+//	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","expose":"...","keepCut":true,
+//	                              "link":{"bitsPerSecond":N,"rttMs":M,"schedule":[...]}} (bitsPerSecond and
+//	                             rttMs in force now; "schedule" while one is set)
+//	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default;
+//	                             a field refused with 400 sets none);
 //	                             "link" emulates an uplink (package netlink) in front of every
 //	                             route but /_ref/: bodies read at bitsPerSecond, answers rttMs
-//	                             late; zeros (and POST /_ref/reset) take it away; "expose" replaces
-//	                             Access-Control-Expose-Headers, to play a half-configured server
+//	                             late; zeros (and POST /_ref/reset) take it away; or
+//	                             "schedule":[{"atMs":0,"bitsPerSecond":N,"rttMs":M,"blackout":false},...]
+//	                             makes a link that changes as time goes, from the first request
+//	                             through it on (the first step at 0, each after the one before,
+//	                             the last for ever; in a blackout nothing passes), in place of
+//	                             bitsPerSecond and rttMs; "expose" replaces
+//	                             Access-Control-Expose-Headers, to play a half-configured server;
+//	                             "keepCut": false drops what arrived of a cut chunk (see below)
 //	POST   /_ref/reset           clears objects, sessions, faults, log and config (back to Options)
 //
 // Control answers without data are 200 {"ok":true}. Errors, of the control

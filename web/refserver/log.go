@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -31,6 +32,12 @@ type LogEntry struct {
 	// Proto is the HTTP version the request came in: "HTTP/1.1", or "HTTP/2.0" over the
 	// HTTPS listener to a client that chose h2 (ALPN).
 	Proto string `json:"proto"`
+	// Received is how many bytes of a chunk's body the server read (the fault injector's
+	// reads included), and Kept how many of them the request added to the session's stored
+	// bytes: less than Received for bytes stored before, a refused chunk, a keep fault, or a
+	// cut body dropped. Both are 0 for the other kinds, and filled when the request ends.
+	Received int64 `json:"received"`
+	Kept     int64 `json:"kept"`
 }
 
 // logRef points at a request's entry in the log, which is shared with
@@ -48,11 +55,17 @@ func (r logRef) setFault(f string) {
 	r.mu.Unlock()
 }
 
-func (r logRef) setStatus(status int) {
+// finish records the status sent and the body bytes read, when the request ends.
+func (r logRef) finish(status int, received int64) {
 	r.mu.Lock()
 	r.e.Status = status
+	r.e.Received = received
 	r.mu.Unlock()
 }
+
+// addKept counts n bytes added to the session's stored bytes, under the server's lock (the
+// protocol handler holds it).
+func (r logRef) addKept(n int) { r.e.Kept += int64(n) }
 
 type entryKey struct{}
 
@@ -89,6 +102,18 @@ func (w *logWriter) Write(p []byte) (int, error) {
 }
 
 func (w *logWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countingBody counts the bytes read of a request body.
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
 
 // discardWriter swallows an answer (the close fault after the whole body).
 type discardWriter struct{ h http.Header }

@@ -191,6 +191,9 @@ func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id
 	}
 	body, err := readBody(r.Body, size, ahead)
 	if err != nil {
+		if !implicit && !cr.query {
+			h.keepCut(r, id, cr, body, ahead)
+		}
 		return // the connection is gone
 	}
 	if implicit {
@@ -267,33 +270,20 @@ func (sess *session) checkTotal(total int64) error {
 // ahead, when not nil, holds the checksums of the stored bytes and then all of body, made as
 // body arrived while cr.first was where the stored bytes ended.
 func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *session, cr contentRange, body []byte, ahead *checksums) {
-	n := cr.last - cr.first + 1
-	// docs/protocol.md section 3: Content-Length = bytes in this request.
-	if r.ContentLength >= 0 && r.ContentLength != n {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("content-length %d disagrees with content-range (%d bytes)", r.ContentLength, n))
+	if err := checkLength(r, cr); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if int64(len(body)) != n {
+	if n := cr.last - cr.first + 1; int64(len(body)) != n {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("body of %d bytes disagrees with content-range (%d bytes)", len(body), n))
 		return
 	}
 	if h.answered(w, sess, cr.total) {
 		return
 	}
-	// The chunk is the last one when it states the total and reaches it.
-	// X-Upload-Content-Length alone does not make a chunk final: the last
-	// request states the total (docs/protocol.md section 3).
-	final := cr.total >= 0 && cr.last+1 == cr.total
-	// docs/protocol.md section 3: every chunk but the last is a multiple of 256 KiB.
-	if !final && n%chunkAlign != 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("non-final chunk of %d bytes is not a multiple of %d", n, chunkAlign))
-		return
-	}
-	stored := int64(len(sess.data))
-	// docs/protocol.md section 3: the next chunk starts at N+1, where the stored
-	// bytes end; a gap is an error.
-	if cr.first > stored {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("chunk starts at %d, past the %d bytes stored", cr.first, stored))
+	final, err := sess.checkPlace(cr)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	// The keep fault: the server holds fewer bytes than were sent
@@ -303,33 +293,78 @@ func (h uploadHandler) chunk(w http.ResponseWriter, r *http.Request, sess *sessi
 		final = false
 		ahead = nil // it counted the bytes dropped
 	}
-	// Bytes before the stored offset were stored already: skip them, compare
-	// nothing (docs/protocol.md section 3, re-sent ranges are stored once).
-	var fresh []byte
-	if end := cr.first + int64(len(body)); end > stored {
-		fresh = body[stored-cr.first:]
-	}
-	sum := ahead
-	if sum == nil || cr.first != stored {
-		sum = sess.sum.clone()
-		sum.Write(fresh)
-	}
+	fresh, sum := sess.fresh(cr.first, body, ahead)
 	if final {
 		if !h.complete(w, r, sess, fresh, cr.total, sum) {
 			return
 		}
+		entryFrom(r.Context()).addKept(len(fresh))
 		h.final(w, sess)
 		return
 	}
+	sess.add(fresh, sum, cr.total)
+	entryFrom(r.Context()).addKept(len(fresh))
+	h.incomplete(w, r, int64(len(sess.data)))
+}
+
+// checkLength reports a Content-Length that disagrees with the Content-Range: docs/protocol.md
+// section 3, Content-Length = bytes in this request.
+func checkLength(r *http.Request, cr contentRange) error {
+	if n := cr.last - cr.first + 1; r.ContentLength >= 0 && r.ContentLength != n {
+		return fmt.Errorf("content-length %d disagrees with content-range (%d bytes)", r.ContentLength, n)
+	}
+	return nil
+}
+
+// checkPlace reports a chunk of the wrong length or in the wrong place, and says whether it is
+// the last one (docs/protocol.md section 3), under s.mu.
+func (sess *session) checkPlace(cr contentRange) (final bool, err error) {
+	n := cr.last - cr.first + 1
+	// The chunk is the last one when it states the total and reaches it.
+	// X-Upload-Content-Length alone does not make a chunk final: the last
+	// request states the total (docs/protocol.md section 3).
+	final = cr.total >= 0 && cr.last+1 == cr.total
+	// docs/protocol.md section 3: every chunk but the last is a multiple of 256 KiB.
+	if !final && n%chunkAlign != 0 {
+		return final, fmt.Errorf("non-final chunk of %d bytes is not a multiple of %d", n, chunkAlign)
+	}
+	// docs/protocol.md section 3: the next chunk starts at N+1, where the stored
+	// bytes end; a gap is an error.
+	if stored := int64(len(sess.data)); cr.first > stored {
+		return final, fmt.Errorf("chunk starts at %d, past the %d bytes stored", cr.first, stored)
+	}
+	return final, nil
+}
+
+// fresh returns the bytes of body, which starts at first, that the session does not hold yet,
+// and the checksums of the stored bytes and those (ahead's, when it holds them), under s.mu.
+func (sess *session) fresh(first int64, body []byte, ahead *checksums) ([]byte, *checksums) {
+	stored := int64(len(sess.data))
+	// Bytes before the stored offset were stored already: skip them, compare
+	// nothing (docs/protocol.md section 3, re-sent ranges are stored once).
+	var fresh []byte
+	if end := first + int64(len(body)); end > stored {
+		fresh = body[stored-first:]
+	}
+	sum := ahead
+	if sum == nil || first != stored {
+		sum = sess.sum.clone()
+		sum.Write(fresh)
+	}
+	return fresh, sum
+}
+
+// add appends fresh to the stored bytes, with sum their checksums and total the total stated
+// (-1: none), under s.mu.
+func (sess *session) add(fresh []byte, sum *checksums, total int64) {
 	if sess.data == nil && sess.declared > 0 && sess.declared < maxPrealloc { // room at once, as in readBody
 		sess.data = make([]byte, 0, sess.declared)
 	}
 	sess.data = append(sess.data, fresh...)
 	sess.sum = sum
-	if cr.total >= 0 {
-		sess.total = cr.total
+	if total >= 0 {
+		sess.total = total
 	}
-	h.incomplete(w, r, int64(len(sess.data)))
 }
 
 // answered answers a request to sess that states a total conflicting with the session's

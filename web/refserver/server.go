@@ -4,10 +4,10 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-
-	"github.com/mediaupload/mediaupload/web/netlink"
 	"sync"
 	"time"
+
+	"github.com/mediaupload/mediaupload/web/netlink"
 )
 
 // Range forms for the Range header of 308 answers (docs/protocol.md section 3
@@ -48,6 +48,7 @@ type Server struct {
 	origin   string // current session origin
 	form     string // current range form
 	expose   string // Access-Control-Expose-Headers, "" for the protocol's (Config.Expose)
+	dropCut  bool   // what arrived of a cut chunk is dropped (Config.KeepCut false)
 	sessions map[string]*session
 	objects  map[string]*storedObject
 	log      []*LogEntry // entries in arrival order, filled in when answered
@@ -106,9 +107,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, control bool) {
 	}
 	// The entry takes its place in the log on arrival, so that the log
 	// keeps the order requests came in even when an answer is lost.
-	ref := s.addEntry(s.newEntry(r, requestKind(r)))
+	kind := requestKind(r)
+	ref := s.addEntry(s.newEntry(r, kind))
 	lw := &logWriter{ResponseWriter: w}
-	defer func() { ref.setStatus(lw.status) }()
+	body := &countingBody{ReadCloser: r.Body}
+	if kind == KindChunk && r.Body != nil {
+		r.Body = body // LogEntry.Received
+	}
+	defer func() { ref.finish(lw.status, body.n) }()
 	r = r.WithContext(withEntry(r.Context(), ref))
 	if !strings.HasPrefix(r.URL.Path, "/upload/") {
 		writeError(lw, http.StatusNotFound, "not an upload path")
@@ -198,17 +204,25 @@ func (s *Server) SetSessionOrigin(origin string) {
 // SetRangeForm sets the form of the Range header of 308 answers: RangeBytes,
 // RangePlain, or "" for the default.
 func (s *Server) SetRangeForm(form string) error {
-	switch form {
-	case "":
+	if err := checkRangeForm(form); err != nil {
+		return err
+	}
+	if form == "" {
 		form = RangeBytes
-	case RangeBytes, RangePlain:
-	default:
-		return errors.New("refserver: range form must be \"bytes=\" or \"plain\"")
 	}
 	s.mu.Lock()
 	s.form = form
 	s.mu.Unlock()
 	return nil
+}
+
+// checkRangeForm reports a range form SetRangeForm does not take.
+func checkRangeForm(form string) error {
+	switch form {
+	case "", RangeBytes, RangePlain:
+		return nil
+	}
+	return errors.New("refserver: range form must be \"bytes=\" or \"plain\"")
 }
 
 // Reset forgets every object (deleting the files of Options.Dir), session,
@@ -227,6 +241,7 @@ func (s *Server) Reset() {
 	s.form = s.opts.RangeForm
 	s.link.Set(0, 0)
 	s.expose = ""
+	s.dropCut = false
 }
 
 // forgetSession drops a session (the expire and gone faults).

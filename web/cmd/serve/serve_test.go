@@ -322,6 +322,37 @@ func TestThrottle(t *testing.T) {
 	}
 }
 
+// The network speed moves the uploads under way too: an upload begun with no limit slows down
+// when the page picks a speed.
+func TestThrottleMovesUploadsUnderWay(t *testing.T) {
+	srv := newTestSite(t, "")
+	pr, pw := io.Pipe()
+	answered := make(chan time.Time, 1)
+	go func() {
+		res, err := http.Post(srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=media&name=moved.bin", "application/octet-stream", pr)
+		if err != nil {
+			t.Error(err)
+		} else {
+			res.Body.Close()
+		}
+		answered <- time.Now()
+	}()
+	if _, err := pw.Write(pattern(256 << 10)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // read at once: no limit yet
+	set := time.Now()
+	do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":262144}`), nil)
+	if _, err := pw.Write(pattern(128 << 10)); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	// The last 128 KiB at 256 KiB/s: half a second.
+	if d := (<-answered).Sub(set); d < 350*time.Millisecond {
+		t.Errorf("the upload ended %v after the speed was set to 256 KiB/s with 128 KiB to go, want 0.5 s", d)
+	}
+}
+
 func TestAddrFromEnvAndFlag(t *testing.T) {
 	env := func(v string) func(string) string {
 		return func(k string) string {

@@ -12,7 +12,8 @@ import (
 // speed is the demo's "network speed": one emulated uplink (package netlink) in front of both
 // upload servers, so that on loopback, where a file arrives in milliseconds, one can watch the
 // chunks grow, the bars move, pause and cancel. The page sets it with
-// POST /api/throttle {"bytesPerSecond": N, "rttMs": M} (zeros: no limit, no delay).
+// POST /api/throttle {"bytesPerSecond": N, "rttMs": M} (zeros: no limit, no delay); a change
+// reaches the uploads under way as well as the next ones.
 type speed struct{ link netlink.Link }
 
 func (s *speed) wrap(h http.Handler) http.Handler { return s.link.Wrap(h) }
