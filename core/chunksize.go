@@ -85,6 +85,9 @@ const (
 	// probeShare: a probe (the first chunk of an upload seeded from an earlier one's measure,
 	// see the file's comment) is this fraction of a chunk's time at the remembered rate.
 	probeShare = 32
+	// countedMin is the least body whose count shows the link's rate: beyond the lead (about
+	// 1.15 MiB over HTTP/2, docs/protocol.md section 8) and the bytes the rate is measured over.
+	countedMin = 2 << 20
 )
 
 // ChunkSizer chooses the size of each chunk of an upload (see the file's comment).
@@ -231,7 +234,11 @@ func (c *ChunkSizer) Measured() bool { return c.answered > 0 }
 // [ChunkAlign, Max], and never past the end of an upload of known total (total < 0: unknown),
 // where the last chunk is whatever is left.
 func (c *ChunkSizer) Next(offset, total int64) int64 {
-	size := c.want()
+	left := int64(-1)
+	if total >= 0 {
+		left = max(total-offset, 0)
+	}
+	size := c.want(left)
 	c.last = size
 	if total >= 0 {
 		left := max(total-offset, 0)
@@ -245,15 +252,28 @@ func (c *ChunkSizer) Next(offset, total int64) int64 {
 	return size
 }
 
-func (c *ChunkSizer) want() int64 {
+// want is the size the next chunk should have, left bytes before the end (-1: not known).
+func (c *ChunkSizer) want(left int64) int64 {
+	counted := c.counted
+	if counted && c.rate > 0 {
+		// The browser takes a body's first megabyte or so at once into its buffers (the lead:
+		// the server's HTTP/2 window, docs/protocol.md section 8), and only what goes beyond
+		// shows how fast the link carries it: a shorter body's count tells nothing, and it is
+		// sized as where progress comes only with answers.
+		size := int64(c.rate * c.target(true).Seconds())
+		if left >= 0 {
+			size = min(size, left)
+		}
+		counted = size >= countedMin
+	}
 	if c.last == 0 {
 		if c.rate == 0 {
 			return min(firstChunk, c.Max)
 		}
 		// A link already measured (by an upload before this one: link.go): no ramp, but where
 		// progress comes only with answers, a probe first (see the file's comment).
-		size := int64(c.rate * c.target().Seconds())
-		if !c.counted {
+		size := int64(c.rate * c.target(counted).Seconds())
+		if !counted {
 			size /= probeShare
 			c.probing = true
 		}
@@ -266,9 +286,9 @@ func (c *ChunkSizer) want() int64 {
 	}
 	size := c.last * growth
 	if c.rate > 0 {
-		size = int64(c.rate * c.target().Seconds())
+		size = int64(c.rate * c.target(counted).Seconds())
 		switch {
-		case (c.counted || c.jump) && !c.shrunk:
+		case (counted || c.jump) && !c.shrunk:
 			limit = size // progress comes inside, or a probe confirmed the rate: no ramp
 		case !c.shrunk && size >= 16*c.last:
 			limit = c.last * fastGrowth
@@ -278,11 +298,12 @@ func (c *ChunkSizer) want() int64 {
 	return max(size/ChunkAlign, 1) * ChunkAlign
 }
 
-// target is the time the next chunk's bytes should take (its fixed cost comes on top).
-func (c *ChunkSizer) target() Duration {
+// target is the time the next chunk's bytes should take (its fixed cost comes on top), where
+// the transport counts its body (counted) or not.
+func (c *ChunkSizer) target(counted bool) Duration {
 	cost := c.fixedCost()
 	switch {
-	case c.counted:
+	case counted:
 		return max(overheadShare*cost, countedChunkTime)
 	case c.Interval > 0:
 		// The gap between two reports is a chunk's time and its cost; where the cost alone

@@ -188,22 +188,18 @@ func (o *Options) validate(src Source) error {
 // oneRequestBound is the largest file that uploadType "auto" (the default) sends in one request
 // (media, or multipart with metadata) rather than resumable, now (docs/protocol.md section 1:
 // one request for small files, resumable for large ones or unreliable links; section 8). Never
-// over the guide's 5 MB. Where the request's body is counted (a media body, on a link where
-// chunks were: docs/protocol.md section 6), its progress shows inside it and a stall is bytes
-// that stop moving: the guide's bound alone holds. Elsewhere a file in one request shows
-// nothing until its answer, and what the page remembers of the link is a hint, not a promise:
-// one request is then what a probe would be (chunksize.go), a file the remembered rate sends
-// within a thirty-second of a progress interval, which a link 40 times slower still answers
-// within about that interval, and at least 256 KiB (what a resumable upload sends first too).
-// While nothing is known, 256 KiB. A link far slower still cuts the request short, and the
-// upload goes on resumable (runSingle).
+// over the guide's 5 MB. A file in one request shows nothing until its answer (even where the
+// transport counts a body: the browser takes a small one at once into its buffers, and its
+// count tells nothing), and what the page remembers of the link is a hint, not a promise: one
+// request is what a probe would be (chunksize.go), a file the remembered rate sends within a
+// thirty-second of a progress interval, which a link 40 times slower still answers within
+// about that interval, and at least 256 KiB (what a resumable upload sends first too). While
+// nothing is known, 256 KiB. A link far slower still cuts the request short, and the upload
+// goes on resumable (runSingle).
 func (o *Options) oneRequestBound(now Duration) int64 {
-	rate, counted, ok := o.Link.hint(now)
-	switch {
-	case !ok:
+	rate, _, ok := o.Link.hint(now)
+	if !ok {
 		return firstChunk
-	case counted && o.Metadata == nil:
-		return SmallSize
 	}
 	interval := o.ProgressInterval
 	if interval <= 0 {

@@ -150,12 +150,12 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 	r.counted = false
 	pace := pacer{begun: u.o.Clock.Now(), rate: r.linkRate(), size: end - offset}
 	req.OnSent = func(n int64) bool {
-		r.counted, req.told = true, true
-		now := u.o.Clock.Now()
-		if u.prog.sending(now, offset, pace.paced(now, n)) {
-			u.emitProgress()
-		}
-		return !pace.stalled(now)
+		r.counted = true
+		return pace.count(req, n, func(now Duration, sent int64) {
+			if u.prog.sending(now, offset, sent) {
+				u.emitProgress()
+			}
+		}, u.o.Clock.Now())
 	}
 	// Where progress comes only with answers, a chunk whose answer is late is cut short
 	// (lateBound), before the stall bound.
@@ -231,9 +231,6 @@ func (p *pacer) paced(now Duration, n int64) int64 {
 		}
 	}
 	rate := p.rateNow()
-	if rate <= 0 && !p.measured && n >= p.size {
-		return n // all of it taken at once, before any measure: nothing to pace it by
-	}
 	if dt := now - p.at; dt > 0 && (rate > 0 || p.measured) {
 		// Until a rate is known, the time waits: the link carried bytes meanwhile too.
 		p.est += rate * dt.Seconds()
@@ -249,6 +246,20 @@ func (p *pacer) paced(now Duration, n int64) int64 {
 		p.allAt, p.allPaced = now, p.moved
 	}
 	return p.moved
+}
+
+// count takes a count of the body of req (Request.OnSent): n bytes taken as of now. While no count
+// has shown bytes still to take, the count tells nothing of the link (the browser's buffers
+// took the whole body at once: docs/protocol.md section 8), and the request is watched as an
+// uncounted one (its Timeout; the host keeps its timer too). Else report(now, bytes to count as
+// sent) moves the progress, and count returns whether the body still moves (pacer.stalled).
+func (p *pacer) count(req *Request, n int64, report func(now Duration, sent int64), now Duration) bool {
+	if !req.told && n >= p.size {
+		return true
+	}
+	req.told = true
+	report(now, p.paced(now, n))
+	return !p.stalled(now)
 }
 
 // rateNow is the rate loaded moves at (see pacer).

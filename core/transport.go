@@ -60,8 +60,8 @@ type Request struct {
 	Body []Piece
 	// Timeout, when positive, is how long the request may go unanswered: past it, the
 	// transport gives it up as a lost connection (fetch never times out on its own). Where the
-	// transport counts the body (OnSent), the count decides from the first call of OnSent on,
-	// and Timeout no longer applies.
+	// transport counts the body (OnSent), the count decides from the first count below the
+	// body's length on (bytes still to take), and Timeout no longer applies.
 	Timeout Duration
 	// Session says the request goes to a session URI (a chunk or a status query), where the
 	// protocol's 308 Resume Incomplete is an answer, not a redirect (docs/protocol.md section 3).

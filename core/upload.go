@@ -489,12 +489,12 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		if u.o.Type == Media {
 			pace := pacer{begun: u.o.Clock.Now(), size: u.total}
 			req.OnSent = func(n int64) bool {
-				counted, req.told = true, true
-				now := u.o.Clock.Now()
-				if u.prog.sending(now, 0, pace.paced(now, n)) {
-					u.emitProgress()
-				}
-				return !pace.stalled(now)
+				counted = true
+				return pace.count(req, n, func(now Duration, sent int64) {
+					if u.prog.sending(now, 0, sent) {
+						u.emitProgress()
+					}
+				}, u.o.Clock.Now())
 			}
 		}
 		req.Timeout = u.timeoutFor(req.ContentLength())

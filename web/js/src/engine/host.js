@@ -231,12 +231,13 @@ export function createHost() {
       // fetch never times out on its own: a stalled connection would hang for ever.
       let stalled = false;
       const timer = timeoutMs > 0 ? setTimeout(() => ((stalled = true), ac.abort()), timeoutMs) : 0;
-      // From the first count on, the Go side watches the body itself (core's Request.OnSent):
-      // the count, not the timer, says whether the request has stalled (bytes that stop
-      // moving), so a link far slower than measured is not taken for a dead one.
+      // From the first count that shows bytes still to take, the Go side watches the body
+      // itself (core's Request.OnSent): the count, not the timer, says whether the request has
+      // stalled (bytes that stop moving), so a link far slower than measured is not taken for a
+      // dead one. (A body the browser took whole at once tells nothing: the timer stays.)
       const count = (n) => {
         if (e.ac !== ac || entries.get(id) !== e) return;
-        clearTimeout(timer);
+        if (n < body.size) clearTimeout(timer);
         if (sent(n) === false) {
           stalled = true;
           ac.abort();
