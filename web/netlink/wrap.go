@@ -1,9 +1,15 @@
 package netlink
 
 import (
+	"errors"
 	"io"
 	"net/http"
 )
+
+// errGone is what a body read returns once the client has given the request up (over HTTP/2 a
+// reset stream ends its context at once): the bytes the server holds beyond what the link has
+// carried would, on a real uplink, still be waiting on the client's side, and are lost with it.
+var errGone = errors.New("netlink: the client gave the request up before these bytes crossed the link")
 
 // step is the most a read takes at a time from a body on a link with a rate: small enough that
 // the bytes come smoothly, and that a change of the link applies within one step.
@@ -48,11 +54,27 @@ func (b *slowBody) Read(p []byte) (int, error) {
 			p = p[:step]
 		}
 	}
+	if b.gone() {
+		return 0, errGone
+	}
 	n, err := b.ReadCloser.Read(p)
 	if n > 0 && (metered || b.l.metered.Load()) {
 		b.l.carry(b.l.book(n), b.done)
+		if b.gone() {
+			return 0, errGone
+		}
 	}
 	return n, err
+}
+
+// gone reports whether the client has given the request up (its context is done).
+func (b *slowBody) gone() bool {
+	select {
+	case <-b.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // lateWriter holds the answer back, before its status line, for the round trip in force when

@@ -189,6 +189,20 @@ func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id
 	if size < 0 && !implicit && !cr.query {
 		size = cr.last - cr.first + 1 // a body of unknown length (a stream) says its size in Content-Range
 	}
+	if cr.query {
+		h.settle(id)
+	} else {
+		s.mu.Lock()
+		s.inflight[id]++
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if s.inflight[id] > 0 { // (a reset meanwhile has cleared it)
+				s.inflight[id]--
+			}
+			s.mu.Unlock()
+		}()
+	}
 	body, err := readBody(r.Body, size, ahead)
 	if err != nil {
 		if !implicit && !cr.query {
@@ -213,6 +227,23 @@ func (h uploadHandler) sessionRequest(w http.ResponseWriter, r *http.Request, id
 		return
 	}
 	h.chunk(w, r, sess, cr, body, ahead)
+}
+
+// settle lets a status query wait, a moment at most, for the chunks of session id whose bodies
+// are still being read: a client that gave a chunk up asks at once what the session holds, and
+// what arrived of that chunk is kept (keepCut) once its handler sees it was cut, which can come
+// a little after the query. The session's requests are then answered in the order they came.
+func (h uploadHandler) settle(id string) {
+	s := h.s
+	for range 100 {
+		s.mu.Lock()
+		n := s.inflight[id]
+		s.mu.Unlock()
+		if n <= 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // maxPrealloc bounds the room made ahead for a body or a session's data from a length the

@@ -50,6 +50,7 @@ type Server struct {
 	expose   string // Access-Control-Expose-Headers, "" for the protocol's (Config.Expose)
 	dropCut  bool   // what arrived of a cut chunk is dropped (Config.KeepCut false)
 	sessions map[string]*session
+	inflight map[string]int // chunks of each session whose bodies are being read
 	objects  map[string]*storedObject
 	log      []*LogEntry // entries in arrival order, filled in when answered
 	seq      int64       // the last object generation
@@ -67,6 +68,7 @@ func New(opts Options) *Server {
 		origin:   opts.SessionOrigin,
 		form:     opts.RangeForm,
 		sessions: map[string]*session{},
+		inflight: map[string]int{},
 		objects:  map[string]*storedObject{},
 	}
 	s.proto = uploadHandler{s}
@@ -236,6 +238,7 @@ func (s *Server) Reset() {
 	}
 	s.objects = map[string]*storedObject{}
 	s.sessions = map[string]*session{}
+	s.inflight = map[string]int{}
 	s.log = nil
 	s.origin = s.opts.SessionOrigin
 	s.form = s.opts.RangeForm
