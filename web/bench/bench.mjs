@@ -9,12 +9,15 @@
 //     each engine's module time against Chromium's (engines.mjs).
 //   - emulated links, over HTTP/1.1 and HTTP/2, in Chromium and (cheaper) Firefox and WebKit
 //     (links.mjs; the reference server serves HTTPS with HTTP/2 beside HTTP: startAll's tls).
+//   - links that change under an upload (a drop, a rise, a blackout, a longer round trip), in
+//     Chromium, Firefox and WebKit, the module's defaults beside one whole PUT (changes.mjs).
 //   - many files: 300 files through the module's queue, plain fetch and Uppy (files.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
 import { benchBusy } from "./busy.mjs";
+import { benchChanges } from "./changes.mjs";
 import { benchEngines } from "./engines.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchLinkEngines, benchLinks, prepareLinks } from "./links.mjs";
@@ -32,7 +35,7 @@ const LINK_ENGINE_RUNS = Number(process.env.BENCH_LINK_ENGINE_RUNS ?? 2);
 const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 // Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
-// BENCH_ONLY=loopback, links, drain, streams, busy, engines or files runs that part alone.
+// BENCH_ONLY=loopback, links, changes, drain, streams, busy, engines or files runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -207,10 +210,11 @@ async function startSink() {
 
 const mbps = (size, ms) => size / MiB / (ms / 1000);
 
-// The engines part starts its own browsers and servers (engines.mjs); alone, it needs none of
-// the Chromium page below.
+// The engines and changes parts start their own browsers and servers (engines.mjs,
+// changes.mjs); alone, they need none of the Chromium page below.
 if (ONLY === "" || ONLY === "engines") await benchEngines(ENGINE_RUNS);
-if (ONLY === "engines") process.exit();
+if (ONLY === "" || ONLY === "changes") await benchChanges();
+if (ONLY === "engines" || ONLY === "changes") process.exit();
 
 // tls: the reference server serves HTTPS with HTTP/2 beside HTTP (the links part uses both);
 // everything else goes to its HTTP origin, as before.

@@ -32,7 +32,7 @@ forEachEngine((engine) => {
   test("a 403 with Google's JSON error: the method, the URL, the server's message and reason, as fields too", async () => {
     await ref.setFaults([{ on: "start", action: "status", status: 403, message: "The project exceeded its storage quota.", reason: "quotaExceeded" }]);
     const url = ref.uploadURL(unique("quota"));
-    const err = failed(await run(1000, 1, { url }));
+    const err = failed(await run(1000, 1, { url, uploadType: "resumable" }));
     assert.equal(err.code, "http_error");
     assert.equal(err.status, 403);
     assert.equal(err.reason, "quotaExceeded");
@@ -53,7 +53,7 @@ forEachEngine((engine) => {
 
   test("CORS without Location exposed: a protocol_error that names Access-Control-Expose-Headers and Location", async () => {
     await ref.config({ expose: "Range, X-HTTP-Status-Code-Override" });
-    const err = failed(await run(1000, 3, { url: ref.uploadURL(unique("noloc")) }));
+    const err = failed(await run(1000, 3, { url: ref.uploadURL(unique("noloc")), uploadType: "resumable" }));
     assert.equal(err.code, "protocol_error");
     assert.match(err.message, /no Location.*CORS configuration hides it.*Access-Control-Expose-Headers/);
     assert.ok(err.message.includes("Location in Access-Control-Expose-Headers"), err.message);

@@ -111,7 +111,7 @@ forEachEngine((engine) => {
     for (const chunkSize of [0, CHUNK]) {
       const name = unique(`typed-${chunkSize}`);
       const out = await page.evaluate(
-        ({ url, chunkSize }) => T.run(T.blob(300_007, 5, "image/png"), { url, chunkSize, contentType: "text/csv" }),
+        ({ url, chunkSize }) => T.run(T.blob(300_007, 5, "image/png"), { url, uploadType: "resumable", chunkSize, contentType: "text/csv" }),
         { url: ref.uploadURL(name), chunkSize },
       );
       ok(out);

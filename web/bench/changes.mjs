@@ -1,0 +1,88 @@
+// The links-that-change part of ./build.sh bench (issue "Links that change", docs/protocol.md
+// section 8): the scenarios of web/test/link-changes.mjs at their full length (after a fast
+// upload the next over a link 40 times slower; a 20x drop mid-upload with thirty seconds of the
+// slow link after it; a 20x rise; a 20 s blackout; the round trip from 40 to 600 ms), each
+// uploaded by the module at its defaults and as one whole PUT (the module with chunkSize 0: a
+// session start and one PUT), in Chromium over HTTP/2 (progress inside a chunk) and over
+// HTTP/1.1, in Firefox and in WebKit (over HTTP/2: both report progress at the answers only).
+// One round each (a round of every scenario takes about a minute and a half per way); the
+// figures are those of web/test/engines/links.test.mjs, with the issue's targets beside them.
+//
+// BENCH_CHANGE_ENGINES picks engines ("chromium,firefox"; default all three),
+// BENCH_CHANGE_SCENARIOS picks scenarios by the start of their names ("20x drop,blackout").
+
+import { ENGINES } from "../test/browsers.mjs";
+import { startAll } from "../test/harness.mjs";
+import { describe, figures, scenarios } from "../test/link-changes.mjs";
+import { pickedIn } from "./common.mjs";
+
+// The ways: [label, upload options].
+const WAYS = [
+  ["defaults", {}],
+  ["one PUT", { chunkSize: 0 }],
+];
+
+// What each target says, for the line under the figures.
+function verdict(f, c) {
+  const miss = [];
+  if (c.firstMs && !(f.firstMs !== null && f.firstMs <= c.firstMs)) miss.push(`first progress over ${c.firstMs / 1000} s`);
+  if (c.gapMs && f.gapMs > c.gapMs) miss.push(`a gap over ${c.gapMs / 1000} s`);
+  if (c.ratio && f.ratio > c.ratio) miss.push(`over ${c.ratio}x the ideal`);
+  if (f.retries > c.retries) miss.push(`${f.retries} retries`);
+  if (c.twice === 0 && f.twice > 0) miss.push("bytes sent twice");
+  if (c.twice === "chunk" && f.twice > f.largest) miss.push("more than a chunk sent again");
+  return miss.length ? `not met: ${miss.join(", ")}` : "met";
+}
+
+/** Runs the part and prints the figures. */
+export async function benchChanges() {
+  const engines = pickedIn("BENCH_CHANGE_ENGINES") ?? ENGINES;
+  const picked = pickedIn("BENCH_CHANGE_SCENARIOS");
+  const all = scenarios({ full: true }).filter((s) => !picked || picked.some((p) => s.name.startsWith(p)));
+  console.log(
+    "links that change: the module at its defaults and one whole PUT over the reference server's emulated link with a " +
+      "schedule, one round; times from the upload's start, gaps and first progress from the change; the server's log for " +
+      "the bytes it read twice",
+  );
+  for (const engine of engines) {
+    const env = await startAll({ engine, tls: true });
+    try {
+      const page = await env.openPage();
+      // Chromium over HTTP/1.1 too: there, as in Firefox and WebKit, progress comes at the answers only.
+      const versions = engine === "chromium" ? [["HTTP/2", {}], ["HTTP/1.1", { http: true }]] : [["HTTP/2", {}]];
+      for (const [proto, over] of versions) {
+        console.log(`  ${env.engineVersion}, ${proto}`);
+        for (const [i, sc] of all.entries()) {
+          for (const [way, options] of WAYS) {
+            await page.reload();
+            await page.waitForFunction(() => window.T);
+            const run = async (s, seed) => {
+              const name = `changes-${engine}-${proto}-${i}-${way}-${seed}`.replace(/[^a-z0-9-]/gi, "");
+              await env.ref.clearLog();
+              await env.ref.config({ link: { schedule: s.schedule } });
+              const out = await page.evaluate(({ url, size, seed, options }) => T.run(T.blob(size, seed), { url, ...options }), {
+                url: env.ref.uploadURL(name, over),
+                size: s.size,
+                seed,
+                options,
+              });
+              await env.ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
+              if (!out.ok) return { error: out.error };
+              const problems = await env.checkStored(name, s.size, seed);
+              const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
+              await env.ref.reset();
+              return { f: figures(out, log, s), problems };
+            };
+            if (sc.before) await run({ ...sc.before, changeMs: 0 }, 200 + i);
+            const r = await run(sc, i + 1);
+            const label = `    ${sc.name}, ${way}: `;
+            if (r.error) console.log(`${label}failed: ${r.error.code}: ${r.error.message}`);
+            else console.log(`${label}${describe(r.f)}${r.problems.length ? `; STORED WRONG: ${r.problems}` : ""}; targets ${way === "defaults" ? verdict(r.f, sc.checks) : "(the module's only)"}`);
+          }
+        }
+      }
+    } finally {
+      await env.close();
+    }
+  }
+}
