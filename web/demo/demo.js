@@ -116,14 +116,48 @@ async function syncFlaky() {
   refreshNote();
 }
 
+// The network speed's options: "rate" or "rate rtt", bytes per second and the round trip in ms
+// (an emulated link).
+const speedOf = (value) => {
+  const [bytesPerSecond, rttMs = 0] = value.split(" ").map(Number);
+  return { bytesPerSecond, rttMs };
+};
+
 async function syncSpeed() {
   try {
-    // "rate" or "rate rtt": bytes per second, and the round trip in ms (an emulated link).
-    const [bytesPerSecond, rttMs = 0] = $("#speed").value.split(" ").map(Number);
-    await post("/api/throttle", { bytesPerSecond, rttMs });
+    await post("/api/throttle", speedOf($("#speed").value));
   } catch (e) {
     showNote(`Could not set the network speed: ${e.message}`);
   }
+}
+
+/**
+ * Shows the speed the server has (it outlives the page): a reload must neither show another one
+ * nor set one the user did not pick (Chromium and WebKit restore no select on a reload).
+ */
+async function showSpeed() {
+  let now;
+  try {
+    const res = await fetch("/api/throttle", { cache: "no-store" });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    now = await res.json();
+  } catch {
+    return void syncSpeed(); // served some other way: the page's choice it is
+  }
+  const select = $("#speed");
+  let option = [...select.options].find((o) => {
+    const s = speedOf(o.value);
+    return s.bytesPerSecond === now.bytesPerSecond && s.rttMs === now.rttMs;
+  });
+  if (!option) {
+    // Set by someone else (another tab of an older page, a script): shown as it is.
+    const value = `${now.bytesPerSecond} ${now.rttMs}`;
+    const rate = now.bytesPerSecond > 0 ? fmtRate(now.bytesPerSecond) : "unlimited";
+    const text = `${rate}${now.rttMs ? `, ${now.rttMs} ms` : ""} (set elsewhere)`;
+    option = new Option(text, value);
+    select.append(option);
+  }
+  select.value = option.value;
 }
 
 function showNote(text) {
@@ -851,8 +885,9 @@ async function main() {
   }
   wire();
   refreshNote();
-  // Browsers restore form fields on reload: make the servers agree with them.
-  await Promise.all([syncFlaky(), syncSpeed()]);
+  // Browsers restore form fields on reload (some of them, some fields): the flaky network is
+  // made to agree with the page, and the page with the server's network speed.
+  await Promise.all([syncFlaky(), showSpeed()]);
   loadObjects();
   try {
     mu = await load();

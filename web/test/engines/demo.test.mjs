@@ -5,7 +5,8 @@
 // test-output/ (MEDIAUPLOAD_TEST_OUT). From a page of another origin, the module uploads to
 // fake-gcs-server at "auto" with a checksum, in fixed chunks, as media, multipart and a stream.
 // An upload a reload left paused is listed under "Unfinished uploads" and, picked again (in its
-// row, or in the page's input), goes on, its Unfinished row giving way to the upload's own.
+// row, or in the page's input), goes on, its Unfinished row giving way to the upload's own. The
+// network speed picked stays across a reload.
 // Run: node --test web/test/engines/demo.test.mjs
 
 import assert from "node:assert/strict";
@@ -83,8 +84,9 @@ forEachEngine((engine) => {
     }
   });
 
-  // The demo's network speed, set as the page sets it (POST /api/throttle).
+  // The demo's network speed, set as the page sets it (POST /api/throttle), or read.
   const throttle = (bytesPerSecond) => fetch(`${serve.url}/api/throttle`, { method: "POST", body: JSON.stringify({ bytesPerSecond, rttMs: 0 }) });
+  const speed = async () => (await (await fetch(`${serve.url}/api/throttle`)).json()).bytesPerSecond;
   const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
   const row = (n) => `li.file[data-name="${n}"]`;
 
@@ -196,6 +198,30 @@ forEachEngine((engine) => {
       assert.equal(out.md5, "match");
       assert.ok(out.resumedAt >= CHUNK, `went on from the server's offset: ${out.resumedAt}`);
       assert.deepEqual(await page.errors(), [], "errors in the demo's console");
+    } finally {
+      await throttle(0);
+      await page.close();
+    }
+  });
+
+  test("the network speed picked stays across a reload, on the server and in the page", async () => {
+    const page = await env.browser.newPage(proxy.url + "/");
+    try {
+      await ready(page);
+      // As a user would: an option of the select.
+      await page.evaluate(() => {
+        const select = document.querySelector("#speed");
+        select.value = "1048576";
+        select.dispatchEvent(new Event("change"));
+      });
+      for (let i = 0; (await speed()) !== 1048576; i++) {
+        assert.ok(i < 100, "the page did not set the speed");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await page.reload();
+      await ready(page);
+      const shown = await page.evaluate(() => document.querySelector("#speed").selectedOptions[0].textContent);
+      assert.deepEqual({ shown, server: await speed() }, { shown: "1 MB/s", server: 1048576 });
     } finally {
       await throttle(0);
       await page.close();
