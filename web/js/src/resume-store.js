@@ -155,6 +155,7 @@ export function sessionMemo(blob, options, handle = null) {
   let session = null;
   let confirmed = 0; // the bytes the server confirmed, as the upload last reported them
   let over = false; // the upload ended: nothing more is saved
+  let sessionBeforeWait = null; // what the record named when this upload began to wait for the lock
   const put = async (rec) => {
     // A handle the browser cannot store (DataCloneError) is left out: the rest is remembered.
     if (rec.handle && (await inStore("readwrite", (s) => s.put(rec, key))) !== null) return;
@@ -166,7 +167,10 @@ export function sessionMemo(blob, options, handle = null) {
     key,
     async load(waited = false) {
       const rec = await inStore("readonly", (s) => s.get(key));
-      if (!rec?.sessionURL) return null;
+      // Gone while this upload waited: the one that held the lock was aborted or failed for
+      // good, which deletes the record at once. Its session is this one's to go on with (or
+      // to find gone) all the same, as it would have been had the deletion come later.
+      if (!rec?.sessionURL) return waited ? sessionBeforeWait : null;
       if (rec.startedAt) startedAt = rec.startedAt;
       const age = Date.now() - (rec.savedAt ?? 0);
       if (rec.done) return waited && age < DONE_MAX_AGE_MS ? rec.sessionURL : null;
@@ -211,6 +215,7 @@ export function sessionMemo(blob, options, handle = null) {
       try {
         if (await acquire({ ifAvailable: true })) return { release, waited: false };
         onWait();
+        sessionBeforeWait = await this.load(false);
         // While another tab uploads the file, its progress is this one's to show.
         const hear = ({ data }) => data?.key === key && !data.ended && onProgress?.(data);
         channel()?.addEventListener("message", hear);

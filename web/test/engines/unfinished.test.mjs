@@ -7,8 +7,9 @@
 // the file picked again goes on. A file changed since is source_error, never mixed bytes (and
 // its record goes where the file came from the record's own handle); a record forgotten, or
 // whose session is gone, is not listed, nor is one whose upload was aborted or failed for good,
-// from the moment its promise rejects, and after a reload right after; one another tab runs is
-// listed as running.
+// from the moment its promise rejects, and after a reload right after; one an upload runs, or
+// waits for, is listed as running (a resume() waiting behind an aborted upload goes on with its
+// session).
 // Run: node --test web/test/engines/unfinished.test.mjs
 
 import assert from "node:assert/strict";
@@ -194,6 +195,40 @@ forEachEngine((engine) => {
         exhausted: { code: "retries_exhausted", listed: true }, // a later try can get past it
         afterReload: { aborted: false, refused: false, exhausted: true, reloaded: false },
       });
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a resume() that waits in the same tab is listed running, and takes the session over when the upload it waits for is aborted", async () => {
+    const page = await env.openPage();
+    const name = unique("takeover") + ".bin";
+    try {
+      await ref.config({ link: { bitsPerSecond: 16_000_000, rttMs: 10 } }); // 2 MB/s: 2 MiB take 1 s
+      const out = await page.evaluate(async ({ name, url }) => {
+        const mu = await T.load();
+        const file = () => T.file(2 * 1024 * 1024, 35, name);
+        const running = async () => (await mu.unfinished()).filter((u) => u.name === name).map((u) => u.running);
+        let confirmed = 0;
+        const a = mu.upload(file(), { url, resume: true, chunkSize: 256 * 1024, onProgress: (p) => (confirmed = p.confirmed) });
+        a.catch(() => {});
+        await T.until(() => confirmed > 0, 20_000, "a first chunk confirmed");
+        await T.sleep(50); // the record saved with the session
+        const r = { whileA: await running() };
+        const [u] = (await mu.unfinished()).filter((x) => x.name === name);
+        const b = u.resume({ file: file() });
+        await T.sleep(100);
+        r.b = b.state;
+        r.whileBWaits = await running();
+        a.abort();
+        r.result = await b.then((res) => res.status, (e) => e.code);
+        r.after = await running();
+        return r;
+      }, { name, url: ref.uploadURL(name) });
+      assert.deepEqual(out, { whileA: [true], b: "queued", whileBWaits: [true], result: 201, after: [] });
+      const starts = (await ref.log()).filter((e) => e.kind === "start").length;
+      assert.equal(starts, 1, "the waiting upload went on with the aborted one's session");
+      assert.deepEqual(await env.checkStored(name, 2 * MiB, 35), []);
     } finally {
       await page.close();
     }
