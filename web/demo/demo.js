@@ -150,7 +150,7 @@ async function showSpeed() {
     return s.bytesPerSecond === now.bytesPerSecond && s.rttMs === now.rttMs;
   });
   if (!option) {
-    // Set by someone else (another tab of an older page, a script): shown as it is.
+    // Set some other way (a script posting to /api/throttle): shown as it is.
     const value = `${now.bytesPerSecond} ${now.rttMs}`;
     const rate = now.bytesPerSecond > 0 ? fmtRate(now.bytesPerSecond) : "unlimited";
     const text = `${rate}${now.rttMs ? `, ${now.rttMs} ms` : ""} (set elsewhere)`;
