@@ -404,10 +404,20 @@ func (r *resumable) answer(ctx Context, req *Request, resp *Response, chunkEnd i
 		s.confirmed, s.stalls = stored, 0
 		u.backoffs, u.throttles = 0, 0 // progress: the retry budget starts again
 	} else if chunkEnd > s.offset {
-		if s.stalls++; s.stalls > u.o.Retry.Retries {
+		// A server may keep nothing of a chunk now and then; it is sent again, as many times
+		// in a row as a failed request is retried. But a cross-origin answer without a Range
+		// is most likely a CORS configuration that hides it (docs/protocol.md section 6):
+		// every answer will look the same, and a second one in a row is enough to say so.
+		limit, cors := u.o.Retry.Retries, ""
+		if resp.Header.Get("Range") == "" {
+			if cors = u.hiddenByCORS(req.URL, "Range"); cors != "" {
+				limit = min(limit, 1)
+			}
+		}
+		if s.stalls++; s.stalls > limit {
 			why := "server kept none of " + strconv.Itoa(s.stalls) + " chunks in a row"
 			if resp.Header.Get("Range") == "" {
-				why += ", its answers showing no Range" + u.hiddenByCORS(req.URL, "Range")
+				why += ", its answers showing no Range" + cors
 			}
 			return nil, &ProtocolError{Reason: why, Status: resp.Status}
 		}

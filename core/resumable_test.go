@@ -49,6 +49,7 @@ func TestResumableExchanges(t *testing.T) {
 		opts     Options
 		exs      []ex
 		wantCode string // "" means success
+		wantText string // in the error's message, if set
 	}{
 		{
 			name: "three chunks, Range in both forms",
@@ -169,6 +170,23 @@ func TestResumableExchanges(t *testing.T) {
 			size: 2 * K256, opts: Options{ChunkSize: K256},
 			exs:      append([]ex{start()}, repeat(6, ex{cr: "bytes 0-262143/524288", n: K256, status: 308})...),
 			wantCode: CodeProtocol,
+		},
+		{
+			// The answers of another origin's server without a Range: its CORS configuration
+			// most likely hides the header, and every answer will say the same.
+			name: "cross-origin answers without Range: reported at the second chunk",
+			size: 2 * K256, opts: Options{ChunkSize: K256, Origin: "https://app.example"},
+			exs:      append([]ex{start()}, repeat(2, ex{cr: "bytes 0-262143/524288", n: K256, status: 308})...),
+			wantCode: CodeProtocol,
+			wantText: "kept none of 2 chunks in a row, its answers showing no Range. If the server sent it, its CORS configuration hides it from pages of https://app.example: it must list Range in Access-Control-Expose-Headers",
+		},
+		{
+			name: "cross-origin answers with an unmoved Range: as many chunks as retries",
+			size: 3 * K256, opts: Options{ChunkSize: K256, Origin: "https://app.example"},
+			exs: append([]ex{start(), {cr: "bytes 0-262143/786432", n: K256, status: 308, rng: "bytes=0-262143"}},
+				repeat(6, ex{cr: "bytes 262144-524287/786432", n: K256, status: 308, rng: "bytes=0-262143"})...),
+			wantCode: CodeProtocol,
+			wantText: "kept none of 6 chunks in a row",
 		},
 		{
 			name: "503 then a status query that resumes from the server's offset",
@@ -310,6 +328,9 @@ func TestResumableExchanges(t *testing.T) {
 			s.done()
 			if got := Code(err); got != tt.wantCode {
 				t.Fatalf("code %q (%v), want %q", got, err, tt.wantCode)
+			}
+			if tt.wantText != "" && !strings.Contains(err.Error(), tt.wantText) {
+				t.Errorf("error %q, want it to say %q", err, tt.wantText)
 			}
 			if tt.wantCode == "" && (res == nil || (res.Status != 200 && res.Status != 201)) {
 				t.Fatalf("result %+v", res)

@@ -116,14 +116,48 @@ async function syncFlaky() {
   refreshNote();
 }
 
+// The network speed's options: "rate" or "rate rtt", bytes per second and the round trip in ms
+// (an emulated link).
+const speedOf = (value) => {
+  const [bytesPerSecond, rttMs = 0] = value.split(" ").map(Number);
+  return { bytesPerSecond, rttMs };
+};
+
 async function syncSpeed() {
   try {
-    // "rate" or "rate rtt": bytes per second, and the round trip in ms (an emulated link).
-    const [bytesPerSecond, rttMs = 0] = $("#speed").value.split(" ").map(Number);
-    await post("/api/throttle", { bytesPerSecond, rttMs });
+    await post("/api/throttle", speedOf($("#speed").value));
   } catch (e) {
     showNote(`Could not set the network speed: ${e.message}`);
   }
+}
+
+/**
+ * Shows the speed the server has (it outlives the page): a reload must neither show another one
+ * nor set one the user did not pick (Chromium and WebKit restore no select on a reload).
+ */
+async function showSpeed() {
+  let now;
+  try {
+    const res = await fetch("/api/throttle", { cache: "no-store" });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    now = await res.json();
+  } catch {
+    return void syncSpeed(); // served some other way: the page's choice it is
+  }
+  const select = $("#speed");
+  let option = [...select.options].find((o) => {
+    const s = speedOf(o.value);
+    return s.bytesPerSecond === now.bytesPerSecond && s.rttMs === now.rttMs;
+  });
+  if (!option) {
+    // Set some other way (a script posting to /api/throttle): shown as it is.
+    const value = `${now.bytesPerSecond} ${now.rttMs}`;
+    const rate = now.bytesPerSecond > 0 ? fmtRate(now.bytesPerSecond) : "unlimited";
+    const text = `${rate}${now.rttMs ? `, ${now.rttMs} ms` : ""} (set elsewhere)`;
+    option = new Option(text, value);
+    select.append(option);
+  }
+  select.value = option.value;
 }
 
 function showNote(text) {
@@ -267,6 +301,7 @@ function start(entry, sessionURL) {
   const s = settings();
   const { file, row } = entry;
   entry.settings = s;
+  showUnfinished(); // an unfinished upload this one goes on with gives way to its row
   entry.firstRequest = true;
   entry.lastRequest = entry.lastChunk = null;
   setState(entry, "starting");
@@ -608,7 +643,9 @@ function fail(entry, err) {
 // The uploads an earlier page left unfinished (mu.unfinished(), docs/api.md "Unfinished
 // uploads"): each with what its server holds, and Resume (the browser kept a handle to the
 // file), Pick again (it did not: the same file, picked, goes on), or Forget. Asked when the
-// page loads and again whenever an upload here settles; one this page uploads is not listed.
+// page loads and again whenever an upload here settles. One this page uploads is not listed:
+// its own row shows it, from the moment it starts (the same file picked or dropped again goes
+// on with the record) until it ends.
 let unfinishedAsked = null;
 function refreshUnfinished() {
   clearTimeout(unfinishedAsked);
@@ -616,19 +653,28 @@ function refreshUnfinished() {
 }
 
 /** Whether the upload of entry is the one u records (same url and file). */
-const sameUpload = (entry, u) => entry.file.name === u.name && entry.file.size === u.size && entry.settings && uploadURL(entry.settings, entry.file.name) === u.url;
+const sameUpload = (entry, u) =>
+  entry.file.name === u.name && entry.file.size === u.size &&
+  (entry.file.lastModified === undefined || entry.file.lastModified === u.lastModified) &&
+  entry.settings && uploadURL(entry.settings, entry.file.name) === u.url;
+
+let unfinishedList = []; // the last answer of mu.unfinished()
 
 async function drawUnfinished() {
   if (!mu) return;
-  let list;
   try {
-    list = await mu.unfinished();
+    unfinishedList = await mu.unfinished();
   } catch (e) {
     showNote(`Could not list the unfinished uploads: ${e.message}`);
     return;
   }
+  showUnfinished();
+}
+
+/** Lists the unfinished uploads of the last answer that no row of this page uploads. */
+function showUnfinished() {
   // Those with a row here (running, or failed with its Retry) are in the Uploads list already.
-  list = list.filter((u) => ![...entries].some((e) => e.unfinished?.key === u.key || sameUpload(e, u)));
+  const list = unfinishedList.filter((u) => ![...entries].some((e) => e.unfinished?.key === u.key || sameUpload(e, u)));
   $("#unfinishedList").replaceChildren(...list.map(unfinishedRow));
   $("#unfinished").hidden = list.length === 0;
   $("#empty").textContent = list.length && entries.size === 0 ? "Nothing yet on this page: the uploads an earlier visit left unfinished are listed above." : "Nothing yet.";
@@ -658,11 +704,8 @@ function unfinishedRow(u) {
   go.setAttribute("aria-label", `Resume ${u.name}`);
   pick.setAttribute("aria-label", `Pick ${u.name} again`);
   $(".forget", li).setAttribute("aria-label", `Forget ${u.name}`);
-  const goOn = (picked) => {
-    li.remove();
-    $("#unfinished").hidden = $("#unfinishedList").children.length === 0;
-    addFile({ name: u.name, size: u.size, type: u.type }, { unfinished: u, picked });
-  };
+  // Its row gives way to the upload's own (start: showUnfinished).
+  const goOn = (picked) => addFile({ name: u.name, size: u.size, type: u.type }, { unfinished: u, picked });
   // From the click itself: the browser may ask for permission to read the file again.
   go.onclick = () => goOn(null);
   const input = $("input", pick);
@@ -842,8 +885,9 @@ async function main() {
   }
   wire();
   refreshNote();
-  // Browsers restore form fields on reload: make the servers agree with them.
-  await Promise.all([syncFlaky(), syncSpeed()]);
+  // Browsers restore form fields on reload (some of them, some fields): the flaky network is
+  // made to agree with the page, and the page with the server's network speed.
+  await Promise.all([syncFlaky(), showSpeed()]);
   loadObjects();
   try {
     mu = await load();

@@ -162,10 +162,11 @@ export interface XMLHttpRequestOptions extends Omit<UploadSettings, "method"> {
   /** Resume a session URI you already hold: no new session is started. */
   sessionURL?: string | URL;
   /**
-   * Given a FormData body's other fields (and its File), returns the metadata to send.
-   * Default: the fields are ignored and `metadata` is sent.
+   * Given a FormData body's other fields and its File, returns the metadata to send (not
+   * called for a form without exactly one File, which the upload refuses). Default: the fields
+   * are ignored and `metadata` is sent.
    */
-  formFields?: (fields: Record<string, string | string[]>, file: Blob) => Record<string, unknown> | undefined;
+  formFields?: (fields: Record<string, string | string[]>, file: File) => Record<string, unknown> | undefined;
 }
 
 /** The surface of XMLHttpRequest that upload widgets use. */

@@ -10,8 +10,9 @@
 // React's development build, in StrictMode (every render and every effect twice), against stub
 // uploads, queues and lists: one load per page and the same `mu` as the package's own load();
 // one upload or queue per handler call; pause/resume shown at once; no listener left after an
-// unmount; the unfinished list asked once per mount, and kept right by resume, forget and a
-// failed resume. And react.d.ts against the runtime: the exports and each hook's members.
+// unmount; the unfinished list asked once per mount, kept right by resume, forget and a failed
+// resume, and by an upload's end heard (even while an older answer is on its way). And
+// react.d.ts against the runtime: the exports and each hook's members.
 //
 // React and Vite come from the registry once per lock file (npm ci into
 // node_modules/.cache/mediaupload-react/, as bundlers.test.mjs does); each run copies that.
@@ -586,6 +587,47 @@ test("hooks: useUnfinished asks once per mount in StrictMode; resume, forget and
       forgot: ["a", 1],
       remounted: [4, "a"],
     });
+    assert.deepEqual(page.warnings, []);
+  } finally {
+    await page.close();
+  }
+});
+
+test("hooks: useUnfinished takes off an item whose upload ended, here or in another tab; an answer asked before does not bring it back", async () => {
+  const page = await openUnit();
+  try {
+    const out = await page.evaluate(async () => {
+      const { h, hooks, mount, until } = R;
+      const item = (key) => ({ key, name: key, size: 10, confirmed: 4, canResume: true, resume() {}, async forget() {} });
+      const items = { a: item("a"), b: item("b") };
+      let answer = () => Promise.resolve([items.a, items.b]);
+      const mu = { unfinished: () => answer() };
+      let left;
+      const List = () => ((left = hooks.useUnfinished(mu)), null);
+      const keys = () => left.list.map((u) => u.key).join(",");
+      const m = mount(h(List));
+      await until(() => !left.loading, "the list");
+      const r = { mounted: keys() };
+      // An ask in flight, whose answer was read before a's upload ended.
+      let answerOld;
+      answer = () => new Promise((resolve) => (answerOld = () => resolve([items.a, items.b])));
+      const asked = left.refresh();
+      // What the module posts once a record is no longer unfinished (resume-store.js).
+      const other = new BroadcastChannel("mediaupload");
+      other.postMessage({ key: "a", ended: true });
+      await until(() => keys() === "b", "a off the list");
+      r.ended = keys();
+      answerOld();
+      await asked;
+      r.staleAnswer = keys();
+      other.postMessage({ key: "b", loaded: 5, total: 10, confirmed: 5 }); // progress: no ending
+      await new Promise((res) => setTimeout(res, 50));
+      r.progress = keys();
+      other.close();
+      m.unmount();
+      return r;
+    });
+    assert.deepEqual(out, { mounted: "a,b", ended: "b", staleAnswer: "b", progress: "b" });
     assert.deepEqual(page.warnings, []);
   } finally {
     await page.close();

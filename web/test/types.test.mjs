@@ -1,7 +1,8 @@
 // The TypeScript declarations (web/js/mediaupload.d.ts, web/js/uppy.d.ts) checked against the
 // JavaScript itself, not only against examples:
 //
-//   1. strict tsc over the typed usage examples (web/test/types/: example.ts);
+//   1. strict tsc over the typed usage examples (web/test/types/: example.ts), and over every
+//      code sample of the docs (README.md, docs/*.md, web/js/README.md: web/test/types/samples.mjs);
 //   2. the members each object has at runtime in the browser, compared with the members the
 //      .d.ts declares for it: `mu`, an Upload, a queued upload, the queue, an unfinished upload, the XMLHttpRequest
 //      facade, its class and its `upload`, MediaUploadError, the events and the objects handed
@@ -37,6 +38,7 @@ import { join, relative } from "node:path";
 import { test as nodeTest } from "node:test";
 import { DIST_DIR, REPO_ROOT, useEnv } from "./harness.mjs";
 import { ERROR_CODES } from "../js/src/errors.js";
+import { checkSamples, documents } from "./types/samples.mjs";
 
 const TSC = join(REPO_ROOT, "node_modules/.bin/tsc");
 
@@ -61,6 +63,13 @@ function tsc(args, cwd = REPO_ROOT) {
 nodeTest("types: strict tsc over the typed examples (web/test/types)", () => {
   const { status, output } = tsc(["--noEmit", "-p", "web/test/types"]);
   assert.equal(status, 0, `tsc --noEmit -p web/test/types:\n${output}`);
+});
+
+nodeTest("types: strict tsc over every code sample of the docs (web/test/types/samples.mjs)", () => {
+  const { status, errors, count, problems } = checkSamples({ tsc: TSC });
+  assert.deepEqual(problems, [], "fences that name no language tsc checks or skips");
+  assert.ok(count >= 15, `only ${count} samples found`);
+  assert.equal(status, 0, `strict tsc over ${count} samples of ${documents().join(", ")}:\n${errors.join("\n")}`);
 });
 
 nodeTest("types: dist/ ships the declarations of web/js/", () => {

@@ -613,12 +613,14 @@ test("XMLHttpRequest: a string, bytes and URLSearchParams are sent as a real one
   }
 });
 
-test("XMLHttpRequest: a FormData without exactly one File is a network error, before any request", async () => {
+test("XMLHttpRequest: a FormData without exactly one File is a network error, before any request (and formFields is not asked)", async () => {
   const out = await page.evaluate(async (url) => {
     const mu = await T.load();
     const res = [];
     for (const n of [0, 2]) {
-      const xhr = new mu.XMLHttpRequest();
+      // formFields is given the form's one File: with none, or two, there is none to give.
+      let asked = 0;
+      const xhr = new mu.XMLHttpRequest({ formFields: (fields, file) => (asked++, { name: file.name }) });
       const log = X.record(xhr);
       const form = new FormData();
       form.append("key", "value");
@@ -627,12 +629,13 @@ test("XMLHttpRequest: a FormData without exactly one File is a network error, be
       xhr.open("POST", url);
       xhr.send(form);
       await ended;
-      res.push({ shape: X.shape(log), status: xhr.status });
+      res.push({ shape: X.shape(log), status: xhr.status, asked });
     }
     return res;
   }, ref.uploadURL(unique("xn")));
   for (const r of out) {
     assert.equal(r.status, 0);
+    assert.equal(r.asked, 0, "formFields was asked");
     assert.ok(r.shape.includes("error:4:0/0"), String(r.shape));
   }
   assert.deepEqual((await ref.log()).filter((e) => e.kind !== "preflight"), [], "no request was sent");

@@ -52,7 +52,7 @@ func newApp(c config) (*app, error) {
 
 	a.mux.Handle("/dist/", noCache(http.StripPrefix("/dist/", precompressed(os.DirFS(c.dist)))))
 	if c.examples != "" {
-		a.mux.Handle("/examples/", noCache(http.StripPrefix("/examples/", http.FileServerFS(os.DirFS(c.examples)))))
+		a.mux.Handle("/examples/", noCache(http.StripPrefix("/examples/", examplePages(os.DirFS(c.examples)))))
 		a.mux.Handle("/node_modules/", noCache(widgetModules(os.DirFS(c.modules))))
 	}
 	a.mux.Handle("/api/throttle", a.throttle)
@@ -110,22 +110,5 @@ func onlyPage(h http.Handler) http.Handler {
 			return
 		}
 		h.ServeHTTP(w, r)
-	})
-}
-
-// exampleWidgets are the npm packages the example pages load; nothing else of node_modules is
-// served.
-var exampleWidgets = map[string]bool{"jquery": true, "blueimp-file-upload": true, "uppy": true, "filepond": true}
-
-// widgetModules serves the example widgets' packages from an npm folder under /node_modules/.
-func widgetModules(modules fs.FS) http.Handler {
-	files := http.StripPrefix("/node_modules/", http.FileServerFS(modules))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pkg, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/node_modules/"), "/")
-		if !exampleWidgets[pkg] {
-			http.NotFound(w, r)
-			return
-		}
-		files.ServeHTTP(w, r)
 	})
 }

@@ -12,7 +12,8 @@
 //	/ref/_ref/...                  its control API: objects, faults, log
 //	/upload/storage/v1/b/B/o       fake-gcs-server 1.56.1, behind a CORS layer
 //	/storage/v1/..., /download/... fake-gcs-server's JSON API (listing, download)
-//	/api/config, /api/throttle     the demo's own settings
+//	/api/config, /api/throttle     the demo's own settings (GET /api/throttle: the network speed set)
+//	/examples/, /node_modules/     the widget examples (web/examples) and their widgets' packages
 //
 // # HTTPS and HTTP/2
 //

@@ -486,3 +486,49 @@ func TestExamplesAndTheirWidgets(t *testing.T) {
 		}
 	}
 }
+
+// The examples' index links the React example only once it is built (web/examples/react is a
+// Vite app built on demand): before, a bare 404.
+func TestExamplesIndexLinksWhatIsBuilt(t *testing.T) {
+	index, err := os.ReadFile("../../examples/index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := t.TempDir()
+	if err := os.WriteFile(filepath.Join(examples, "index.html"), index, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := newApp(config{dist: t.TempDir(), bucket: defaultBucket, examples: examples, modules: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a)
+	t.Cleanup(func() { srv.Close(); a.Close() })
+	get := func() string {
+		t.Helper()
+		res, body := do(t, "GET", srv.URL+"/examples/", nil, nil)
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("GET /examples/: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		return string(body)
+	}
+	page := get()
+	if strings.Contains(page, `href="react/dist/"`) || !strings.Contains(page, "React <em>(not built here yet)</em>") {
+		t.Errorf("before the React example is built, the index links it or does not say so:\n%s", page)
+	}
+	if !strings.Contains(page, `href="uppy.html"`) {
+		t.Errorf("the other examples' links went:\n%s", page)
+	}
+	if err := os.MkdirAll(filepath.Join(examples, "react/dist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(examples, "react/dist/index.html"), []byte("<title>built</title>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if page := get(); !strings.Contains(page, `<a href="react/dist/">React</a>`) {
+		t.Errorf("once the React example is built, the index does not link it:\n%s", page)
+	}
+	if res, _ := do(t, "GET", srv.URL+"/examples/react/dist/", nil, nil); res.StatusCode != 200 {
+		t.Errorf("GET /examples/react/dist/: %d", res.StatusCode)
+	}
+}

@@ -44,8 +44,9 @@ function withCause(message, cause) {
 
 /**
  * The option (a symbol, never sent anywhere) by which a resumed upload names the file it must
- * be ({ name, size, lastModified }): a file changed since its upload began must not have its
- * new bytes stored after the old ones.
+ * be ({ name, size, lastModified, key }): a file changed since its upload began must not have its
+ * new bytes stored after the old ones. key: the record's, where the file is read from the
+ * record's own handle (a change found then ends the record), else null.
  */
 export const EXPECTED_FILE = Symbol("mediaupload.expectedFile");
 

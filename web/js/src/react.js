@@ -340,28 +340,54 @@ export function useQueue(mu, options) {
 
 // --- the unfinished list --------------------------------------------------------------------
 
-// The list asked of each module while in flight: concurrent asks (StrictMode's doubled effect,
-// two components) share one answer rather than asking every server twice.
-const asking = new WeakMap();
+// The list asked of each module while in flight: the asks of mounting components (StrictMode's
+// doubled effect, two components) share one answer rather than asking every server twice. An
+// ask that must see a change (refresh(), a resumed upload that failed) asks anew, and so does
+// any ask after an upload's end was heard: a shared answer may be older than that end.
+const asking = new WeakMap(); // mu -> { promise, heard: the endings heard when it began }
+let endingsHeard = 0;
 
-function askUnfinished(mu, options) {
-  let p = asking.get(mu);
-  if (!p) {
-    p = Promise.resolve()
-      .then(() => mu.unfinished(options))
-      .finally(() => asking.delete(mu));
-    asking.set(mu, p);
+function askUnfinished(mu, options, share) {
+  const now = asking.get(mu);
+  if (share && now && now.heard === endingsHeard) return now.promise;
+  const entry = { heard: endingsHeard, promise: null };
+  entry.promise = Promise.resolve()
+    .then(() => mu.unfinished(options))
+    .finally(() => asking.get(mu) === entry && asking.delete(mu));
+  asking.set(mu, entry);
+  return entry.promise;
+}
+
+// An upload with resume: true that ends (done, aborted, failed for good), in this page or in
+// another tab of the origin, says so on the BroadcastChannel "mediaupload" as { key, ended: true }
+// once its record is no longer unfinished (resume-store.js, a file of the module, which this one
+// does not bundle). One channel for every useUnfinished, open from the first mount on: an ask
+// in flight while none is mounted must still learn of the endings it may predate.
+const endedListeners = new Set();
+let endedChannel = null;
+
+function listenForEnded(fn) {
+  if (typeof BroadcastChannel !== "function") return noop;
+  if (!endedChannel) {
+    endedChannel = new BroadcastChannel("mediaupload");
+    endedChannel.onmessage = ({ data }) => {
+      if (!data?.ended || typeof data.key !== "string") return;
+      endingsHeard++;
+      for (const f of [...endedListeners]) f(data.key);
+    };
   }
-  return p;
+  endedListeners.add(fn);
+  return () => endedListeners.delete(fn);
 }
 
 /**
  * The uploads `resume: true` left unfinished in this browser (mu.unfinished()): `{ list,
  * loading, error, refresh, resume, forget }`. Asked when the component mounts with a module,
- * and again on refresh(). resume(item, options) goes on with one (item.resume) and returns its
- * Upload; it leaves the list at once, and comes back (refreshed) should that upload fail.
- * forget(item) drops it (item.forget), from the list at once. options: those of
- * mu.unfinished(), read at each ask.
+ * and again on refresh(). An upload that ends (done, aborted, failed for good; in this page or
+ * another tab) leaves the list as its record does. resume(item, options) goes on with one
+ * (item.resume) and returns its Upload; it leaves the list at once, and comes back (asked
+ * anew) should that upload fail with its record kept. forget(item) drops it (item.forget), from
+ * the list at once. options: those of mu.unfinished(), read at each ask.
  */
 export function useUnfinished(mu, options) {
   const [state, setState] = useState(UNFINISHED_START);
@@ -372,32 +398,45 @@ export function useUnfinished(mu, options) {
   const mounted = useRef(false);
   const asked = useRef(0); // only the last ask's answer is shown
   const [resumed] = useState(() => new Set()); // keys resumed here and still running: not listed
+  // Keys whose upload ended while the last ask was in flight: its answer may predate the end.
+  const [endedSinceAsked] = useState(() => new Set());
 
-  const refresh = useCallback(() => {
-    if (!mu) return Promise.resolve();
-    const n = ++asked.current;
-    setState((s) => (s.loading ? s : { ...s, loading: true }));
-    return askUnfinished(mu, optionsRef.current).then(
-      (list) => {
-        if (!mounted.current || n !== asked.current) return;
-        setState({ list: Object.freeze(list.filter((u) => !resumed.has(u.key))), loading: false, error: null });
-      },
-      (error) => {
-        if (!mounted.current || n !== asked.current) return;
-        setState((s) => ({ list: s.list, loading: false, error }));
-      },
-    );
-  }, [mu]);
+  const ask = useCallback(
+    (share) => {
+      if (!mu) return Promise.resolve();
+      const n = ++asked.current;
+      endedSinceAsked.clear();
+      setState((s) => (s.loading ? s : { ...s, loading: true }));
+      return askUnfinished(mu, optionsRef.current, share).then(
+        (list) => {
+          if (!mounted.current || n !== asked.current) return;
+          const shown = list.filter((u) => !resumed.has(u.key) && !endedSinceAsked.has(u.key));
+          setState({ list: Object.freeze(shown), loading: false, error: null });
+        },
+        (error) => {
+          if (!mounted.current || n !== asked.current) return;
+          setState((s) => ({ list: s.list, loading: false, error }));
+        },
+      );
+    },
+    [mu],
+  );
+  const refresh = useCallback(() => ask(false), [ask]);
+
+  const drop = (key) => setState((s) => ({ ...s, list: Object.freeze(s.list.filter((u) => u.key !== key)) }));
 
   useEffect(() => {
     mounted.current = true;
-    refresh();
+    ask(true);
+    const unlisten = listenForEnded((key) => {
+      endedSinceAsked.add(key);
+      drop(key);
+    });
     return () => {
       mounted.current = false;
+      unlisten();
     };
-  }, [refresh]);
-
-  const drop = (key) => setState((s) => ({ ...s, list: Object.freeze(s.list.filter((u) => u.key !== key)) }));
+  }, [ask]);
 
   const resume = useCallback(
     (item, resumeOptions) => {
@@ -409,7 +448,8 @@ export function useUnfinished(mu, options) {
         () => resumed.delete(item.key),
         (err) => {
           resumed.delete(item.key);
-          // Its record may still be there (a network failure; no file given): ask again.
+          // Its record may still be there (a network failure; a file picked again that was
+          // not the one): ask again, anew.
           if (err?.code !== "aborted" && mounted.current) refresh();
         },
       );

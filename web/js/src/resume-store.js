@@ -14,6 +14,12 @@
 // "queued"), then reads the record again and finishes from the server's state. A finished
 // upload's record stays a little while, marked done, for such a waiting tab: its session,
 // asked, answers that the object is complete (docs/protocol.md section 4).
+//
+// How an upload's end tells on its record (docs/api.md, "Unfinished uploads"): done marks it
+// done; abort() and a failure for good delete it (upload.js says which failures keep it). From
+// that moment this page lists it no more, even before IndexedDB has carried it out, and the
+// other listeners of the page and of the origin's other tabs hear that it ended (a message on
+// the BroadcastChannel "mediaupload", { key, ended: true }: react.js's useUnfinished listens).
 
 // How long a remembered session is tried again: a session URI lasts about a week, an unused
 // one may go within a day (docs/protocol.md section 2); an expired one costs a 404 and a new session.
@@ -25,15 +31,19 @@ const PREFIX = "mediaupload:";
 let opened = null; // Promise<IDBDatabase | null>, once per realm
 
 // A page that is going away (a reload, a closed tab) fails its uploads in flight on its way out,
-// with whatever the engine makes of it: WebKit fails reads of the File, which looks like a File
-// changed on disk, a millisecond before "pagehide". Such failures say nothing about the
-// upload, so a record is forgotten only a moment after the failure, and not at all if the
-// page is hidden meanwhile.
-const FORGET_AFTER_MS = 500;
-const forgetting = new Set(); // timers of forget() calls not carried out yet
+// with whatever the engine makes of it: WebKit fails reads of the File a millisecond before
+// "pagehide", which looks like a File changed on disk (source_error). Such a failure says nothing
+// about the upload, and its record must outlive the page. So the failures that a page on its way
+// out can cause (upload.js: source_error, auth_error) delete their record only a moment later,
+// and not at all if the page hides meanwhile. Every other ending is carried out at once: none of
+// them comes from the page going away (abort() is the page's own call).
+const HELD_MS = 500;
+// Records whose upload ended in this realm, until the store has carried the end out (or, held,
+// until the page hides): not listed. key -> { timer } (timer: a held deletion's, else 0).
+const ending = new Map();
 globalThis.addEventListener?.("pagehide", () => {
-  for (const t of forgetting) clearTimeout(t);
-  forgetting.clear();
+  for (const e of ending.values()) clearTimeout(e.timer);
+  ending.clear(); // should the page come back from the back/forward cache, the store is the truth
 });
 
 /** The database, or null where IndexedDB cannot be used; older localStorage records moved in. */
@@ -118,7 +128,10 @@ async function moveFromLocalStorage(db) {
 
 // It returns an error message for a call that cannot be resumed, else the upload's memo:
 //   load(waited) -> Promise<sessionURL | null>   (a finished upload's only if waited)
-//   save(url), finished(url), forget()            (fire and forget; forget: a moment later)
+//   save(url)                                     (fire and forget)
+//   finished(url), forget(held)                   the upload ended: done; aborted or failed for
+//                                                 good (held: a failure a page on its way out
+//                                                 causes too, see HELD_MS). Nothing is saved after.
 //   touch(progress)                               the upload moved: touchedAt and confirmed (now
 //                                                 and then), and its progress told to the other tabs
 //   lock(onWait, onProgress) -> Promise<release()>  onWait: another tab holds it; we wait,
@@ -141,9 +154,12 @@ export function sessionMemo(blob, options, handle = null) {
   let lastTouch = 0;
   let session = null;
   let confirmed = 0; // the bytes the server confirmed, as the upload last reported them
+  let over = false; // the upload ended: nothing more is saved
+  let sessionBeforeWait = null; // what the record named when this upload began to wait for the lock
   const put = async (rec) => {
     // A handle the browser cannot store (DataCloneError) is left out: the rest is remembered.
     if (rec.handle && (await inStore("readwrite", (s) => s.put(rec, key))) !== null) return;
+    if (over && !rec.done) return; // ended meanwhile: the second try would outlive the end
     const { handle: _, ...plain } = rec;
     await inStore("readwrite", (s) => s.put(plain, key));
   };
@@ -151,15 +167,22 @@ export function sessionMemo(blob, options, handle = null) {
     key,
     async load(waited = false) {
       const rec = await inStore("readonly", (s) => s.get(key));
-      if (!rec?.sessionURL) return null;
+      // Gone while this upload waited: the one that held the lock was aborted or failed for
+      // good, which deletes the record at once. Its session is this one's to go on with (or
+      // to find gone) all the same, as it would have been had the deletion come later.
+      if (!rec?.sessionURL) return waited ? sessionBeforeWait : null;
       if (rec.startedAt) startedAt = rec.startedAt;
       const age = Date.now() - (rec.savedAt ?? 0);
       if (rec.done) return waited && age < DONE_MAX_AGE_MS ? rec.sessionURL : null;
       return age < MEMO_MAX_AGE_MS ? rec.sessionURL : null;
     },
     save(sessionURL) {
+      if (over) return;
       session = sessionURL;
       lastTouch = Date.now();
+      // An upload of the file under way again: an end held back for the record is called off.
+      clearTimeout(ending.get(key)?.timer);
+      ending.delete(key);
       void put({ ...about, sessionURL, startedAt, savedAt: lastTouch, confirmed, handle });
     },
     touch(progress) {
@@ -168,13 +191,14 @@ export function sessionMemo(blob, options, handle = null) {
       // touchedAt: written at most every few seconds (IndexedDB is no place for every chunk).
       if (session && Date.now() - lastTouch > TOUCH_EVERY_MS) this.save(session);
     },
-    finished: (sessionURL) => (sessionURL ? void put({ ...about, sessionURL, startedAt, savedAt: Date.now(), done: true }) : undefined),
-    forget() {
-      const t = setTimeout(() => {
-        forgetting.delete(t);
-        inStore("readwrite", (s) => s.delete(key));
-      }, FORGET_AFTER_MS);
-      forgetting.add(t);
+    finished(sessionURL) {
+      over = true;
+      // Kept a little while, marked done, for a tab that waited on the lock for this file.
+      if (sessionURL) endRecord(key, () => put({ ...about, sessionURL, startedAt, savedAt: Date.now(), done: true }));
+    },
+    forget(held = false) {
+      over = true;
+      endRecord(key, () => inStore("readwrite", (s) => s.delete(key)), held);
     },
     async lock(onWait, onProgress) {
       const locks = globalThis.navigator?.locks;
@@ -191,8 +215,9 @@ export function sessionMemo(blob, options, handle = null) {
       try {
         if (await acquire({ ifAvailable: true })) return { release, waited: false };
         onWait();
+        sessionBeforeWait = await this.load(false);
         // While another tab uploads the file, its progress is this one's to show.
-        const hear = ({ data }) => data?.key === key && onProgress?.(data);
+        const hear = ({ data }) => data?.key === key && !data.ended && onProgress?.(data);
         channel()?.addEventListener("message", hear);
         try {
           await acquire({ signal: stop.signal });
@@ -238,7 +263,7 @@ export async function unfinishedRecords() {
   const unfinished = (rec) => rec?.sessionURL && !rec.done && now - (rec.savedAt ?? 0) < MEMO_MAX_AGE_MS && rec.size !== undefined;
   return all
     .map((rec, i) => ({ rec, key: keys[i] }))
-    .filter(({ rec }) => unfinished(rec))
+    .filter(({ rec, key }) => unfinished(rec) && !ending.has(key))
     .map(({ rec, key }) => ({
       key,
       sessionURL: rec.sessionURL,
@@ -280,7 +305,25 @@ export async function whileIdle(key, fn) {
   }
 }
 
-/** Drops the record of key at once (an upload forgotten, done or whose session is gone). */
+/** Drops the record of key at once (an upload forgotten, or whose session is gone or complete). */
 export function dropRecord(key) {
-  return inStore("readwrite", (s) => s.delete(key)).then(() => {});
+  return endRecord(key, () => inStore("readwrite", (s) => s.delete(key)));
+}
+
+// Ends the record of key by carrying out change (its deletion, or its marking as done): from now
+// on it is not listed here; once the store has it, the other listeners hear it. held: a
+// moment later, and not at all if the page hides first (HELD_MS). Resolves when it is done.
+function endRecord(key, change, held = false) {
+  clearTimeout(ending.get(key)?.timer);
+  const entry = { timer: 0 };
+  ending.set(key, entry);
+  const carryOut = () =>
+    change().then(() => {
+      // Saved again meanwhile (a new upload of the file), or the page hid: not ours to tell.
+      if (ending.get(key) !== entry) return;
+      ending.delete(key);
+      channel()?.postMessage({ key, ended: true });
+    });
+  if (!held) return carryOut();
+  return new Promise((resolve) => (entry.timer = setTimeout(() => carryOut().then(resolve), HELD_MS)));
 }

@@ -13,9 +13,10 @@ const AT_ONCE = 4;
 const RETRY = { retries: 1, initialDelayMs: 500, maxDelayMs: 1000, jitterMs: 0 };
 
 /**
- * The unfinished uploads, oldest first. options: { headers, getHeaders } for the status
- * queries, where a server wants them (Google's session URIs do not). A record whose session
- * is gone (404, 410) or complete is dropped and not listed.
+ * The unfinished uploads, oldest first: by startedAt, when the first upload of the file to its
+ * url began (a resume keeps it). options: { headers, getHeaders } for the status queries, where
+ * a server wants them (Google's session URIs do not). A record whose session is gone (404, 410)
+ * or complete is dropped and not listed.
  */
 export async function unfinished(engine, upload, options = {}) {
   const records = (await unfinishedRecords()).sort((a, b) => a.startedAt - b.startedAt);
@@ -101,7 +102,9 @@ class UnfinishedUpload {
     const { file, ...rest } = options ?? {};
     const rec = this.#record;
     const source = file ?? rec.handle;
-    const expected = { name: rec.name, size: rec.size, lastModified: rec.lastModified };
+    // key: the file comes from the record's own handle, so a change found in it ends the record
+    // (upload.js); a file picked again that differs may just be the wrong one.
+    const expected = { name: rec.name, size: rec.size, lastModified: rec.lastModified, key: file == null ? rec.key : null };
     const opts = { ...rest, url: rec.url, method: rec.method, resume: true, [EXPECTED_FILE]: expected };
     if (source == null) {
       // An Upload that fails at once with what to do (invalid_argument), before any request.

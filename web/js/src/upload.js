@@ -5,9 +5,16 @@ import { MediaUploadError, errorCode } from "./errors.js";
 import { UPLOAD_EVENTS, callSafely, defineHandlers } from "./events.js";
 import { EXPECTED_FILE, differs, fileOf, isFileHandle } from "./file-handle.js";
 import { checkArguments, wireOptions } from "./options.js";
-import { sessionMemo } from "./resume-store.js";
+import { dropRecord, sessionMemo } from "./resume-store.js";
 
 const FINAL = new Set(["done", "failed", "aborted"]);
+// The failures a later try can get past: the record of resume: true stays for it.
+const KEEPS_RECORD = new Set(["network_error", "retries_exhausted"]);
+// The failures that a page on its way out causes too, whatever the upload: WebKit fails reads
+// of the File as it unloads (a source_error), and a getHeaders that fetches its token fails
+// then (an auth_error). Their record is deleted a moment later, unless the page hides first
+// (resume-store.js); every other ending deletes it at once.
+const PAGE_MAY_CAUSE = new Set(["source_error", "auth_error"]);
 const EMPTY = Object.freeze({});
 
 /**
@@ -97,8 +104,14 @@ export class Upload extends EventTarget {
   #prepare(blob, copy, handle) {
     if (blob instanceof Blob) [this.#total, this.#lengthKnown] = [blob.size, true];
     // Resuming an unfinished upload (unfinished.js): the file must be the one it began with.
-    const changed = differs(this.#options[EXPECTED_FILE], blob);
-    if (changed) return void this.#fail({ code: "source_error", message: changed });
+    const expected = this.#options[EXPECTED_FILE];
+    const changed = differs(expected, blob);
+    if (changed) {
+      // The record's own handle, its file changed: what the session holds can never be
+      // finished, and the record goes. A file picked again may just be the wrong one: it stays.
+      if (expected.key) dropRecord(expected.key);
+      return void this.#fail({ code: "source_error", message: changed });
+    }
     let memo = null;
     if (this.#options.resume) {
       memo = sessionMemo(blob, this.#options, handle);
@@ -249,8 +262,7 @@ export class Upload extends EventTarget {
   #done(result) {
     this.#settled = true;
     this.#cleanup();
-    // Kept a little while, marked done, for a tab that waited on the lock for this file.
-    this.#memo?.finished(result.sessionURL);
+    this.#memo?.finished(result.sessionURL); // marked done (resume-store.js)
     this.#enqueue(() => {
       // A widget drawing a bar must end at 100%, even if the last report was short of it.
       const p = this.#progress;
@@ -282,8 +294,9 @@ export class Upload extends EventTarget {
       cause: info.cause,
     });
     const aborted = err.code === "aborted";
-    // Only a failure that a later try could get past keeps the session for resume: true.
-    if (err.code !== "network_error" && err.code !== "retries_exhausted") this.#memo?.forget();
+    // With resume: true, the record goes with the upload (docs/api.md, "Unfinished uploads"),
+    // unless a later try could get past the failure.
+    if (!KEEPS_RECORD.has(err.code)) this.#memo?.forget(PAGE_MAY_CAUSE.has(err.code));
     if (aborted) this.#state = "aborted"; // at once, like XMLHttpRequest.readyState
     this.#enqueue(() => {
       this.#setState(aborted ? "aborted" : "failed");

@@ -208,7 +208,9 @@ export function xhrClass(upload) {
         else if (!fields) contentType ??= v;
       }
       let { metadata } = this.#options;
-      if (fields && typeof this.#options.formFields === "function") {
+      // A form holds exactly one File (a FormData keeps every Blob as a File), or the upload
+      // refuses it: there is no file to tell formFields of.
+      if (fields && blob && typeof this.#options.formFields === "function") {
         metadata = this.#options.formFields(fields, blob) ?? metadata;
       }
       const options = { ...this.#options, headers, metadata, method: this.#method };

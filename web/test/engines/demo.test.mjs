@@ -4,7 +4,9 @@
 // input arrive intact on both of its targets, and a screenshot per engine lands in
 // test-output/ (MEDIAUPLOAD_TEST_OUT). From a page of another origin, the module uploads to
 // fake-gcs-server at "auto" with a checksum, in fixed chunks, as media, multipart and a stream.
-// An upload a reload left paused is listed under "Unfinished uploads" and, picked again, goes on.
+// An upload a reload left paused is listed under "Unfinished uploads" and, picked again (in its
+// row, or in the page's input), goes on, its Unfinished row giving way to the upload's own. The
+// network speed picked stays across a reload.
 // Run: node --test web/test/engines/demo.test.mjs
 
 import assert from "node:assert/strict";
@@ -82,16 +84,20 @@ forEachEngine((engine) => {
     }
   });
 
-  test("an upload left paused by a reload is listed under Unfinished uploads, asks for the file again, and goes on from it", async () => {
+  // The demo's network speed, set as the page sets it (POST /api/throttle), or read.
+  const throttle = (bytesPerSecond) => fetch(`${serve.url}/api/throttle`, { method: "POST", body: JSON.stringify({ bytesPerSecond, rttMs: 0 }) });
+  const speed = async () => (await (await fetch(`${serve.url}/api/throttle`)).json()).bytesPerSecond;
+  const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
+  const row = (n) => `li.file[data-name="${n}"]`;
+
+  // Opens the demo, picks the file name (made on disk) in its input with the reference server as
+  // the target, 256 KiB chunks, at 1 MB/s, pauses it at a fifth or more, and reloads the page.
+  // Resolves to the page, and what the Unfinished row of name then says.
+  async function leftPaused(name, size, seed) {
     const page = await env.browser.newPage(proxy.url + "/");
-    const name = unique("demo-left") + ".bin";
-    const size = 3 * MiB + 9;
-    const bytes = pseudoRandomBytes(size, 61);
-    writeFileSync(join(files.dir, name), bytes);
-    const throttle = (bytesPerSecond) => fetch(`${serve.url}/api/throttle`, { method: "POST", body: JSON.stringify({ bytesPerSecond, rttMs: 0 }) });
-    const row = (n) => `li.file[data-name="${n}"]`;
     try {
-      await page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
+      writeFileSync(join(files.dir, name), pseudoRandomBytes(size, seed));
+      await ready(page);
       await page.evaluate((size) => {
         document.querySelector("input[name=target][value=ref]").click();
         const cs = document.querySelector("#chunkSize");
@@ -100,13 +106,13 @@ forEachEngine((engine) => {
       }, CHUNK);
       await throttle(1 << 20); // 1 MB/s: 3 MiB take 3 s
       await page.setInputFiles("#files", join(files.dir, name));
-      // Paused at a quarter or so (a paused upload is not "running": the reload asks nothing).
+      // Paused at a fifth or so (a paused upload is not "running": the reload asks nothing).
       await page.waitForFunction((sel) => parseInt(document.querySelector(sel)?.querySelector(".pct").textContent) >= 20, row(name), { timeout: 30_000 });
       await page.evaluate((sel) => document.querySelector(`${sel} .pause`).click(), row(name));
       await page.waitForFunction((sel) => document.querySelector(sel).dataset.state === "paused", row(name));
       await throttle(0);
       await page.reload();
-      await page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
+      await ready(page);
       const item = await page.waitForFunction((n) => {
         const li = document.querySelector(`#unfinished li.left[data-name="${n}"]`);
         return li && !document.querySelector("#unfinished").hidden && {
@@ -116,6 +122,19 @@ forEachEngine((engine) => {
           pick: !li.querySelector(".pick").hidden,
         };
       }, name);
+      return { page, item };
+    } catch (err) {
+      await page.close();
+      throw err;
+    }
+  }
+
+  test("an upload left paused by a reload is listed under Unfinished uploads, asks for the file again, and goes on from it", async () => {
+    const name = unique("demo-left") + ".bin";
+    const size = 3 * MiB + 9;
+    const bytes = pseudoRandomBytes(size, 61);
+    const { page, item } = await leftPaused(name, size, 61);
+    try {
       // A File picked in an input: no engine gives a page a way back to it after a reload.
       assert.match(item.held, /^\d+ % on the server$/, JSON.stringify(item));
       assert.ok(parseInt(item.held) >= 8 && parseInt(item.held) < 100, item.held);
@@ -143,6 +162,66 @@ forEachEngine((engine) => {
       const stored = await (await fetch(`${serve.url}/ref/_ref/objects`)).json();
       assert.equal(stored.find((o) => o.name === name)?.md5Hash, md5Base64(bytes));
       assert.deepEqual(await page.errors(), [], "errors in the demo's console");
+    } finally {
+      await throttle(0);
+      await page.close();
+    }
+  });
+
+  test("the same file picked again after a reload goes on, and its Unfinished row gives way to the upload's own", async () => {
+    const name = unique("demo-again") + ".bin";
+    const size = 3 * MiB + 11;
+    const { page, item } = await leftPaused(name, size, 62);
+    try {
+      const held = parseInt(item.held);
+      assert.ok(held >= 8 && held < 100, item.held);
+      // Picked in the page's own input (as a drop would give it), not in the row: the upload
+      // goes on with the record, slowly enough to be seen under way.
+      await throttle(1 << 20);
+      await page.setInputFiles("#files", join(files.dir, name));
+      const mid = await page.waitForFunction(({ sel, n, held }) => {
+        const li = document.querySelector(sel);
+        const pct = parseInt(li?.querySelector(".pct").textContent);
+        if (!(pct >= held + 10) && li?.dataset.state !== "done") return null;
+        const left = document.querySelector(`#unfinished li.left[data-name="${n}"]`);
+        return { state: li.dataset.state, pct, unfinishedRow: left ? left.querySelector(".held").textContent : null };
+      }, { sel: row(name), n: name, held }, { timeout: 30_000 });
+      assert.equal(mid.state, "uploading", `caught under way: ${JSON.stringify(mid)}`);
+      assert.equal(mid.unfinishedRow, null, `the Unfinished row while the upload is at ${mid.pct} %: ${JSON.stringify(mid)}`);
+      await throttle(0);
+      const out = await page.waitForFunction((sel) => {
+        const li = document.querySelector(sel);
+        if (!(li.dataset.state === "failed" || (li.dataset.md5 && li.dataset.md5 !== "pending"))) return null;
+        return { state: li.dataset.state, md5: li.dataset.md5, resumedAt: Number(li.dataset.resumedAt ?? 0), listed: document.body.dataset.unfinished };
+      }, row(name), { timeout: 60_000 });
+      assert.equal(out.state, "done");
+      assert.equal(out.md5, "match");
+      assert.ok(out.resumedAt >= CHUNK, `went on from the server's offset: ${out.resumedAt}`);
+      assert.deepEqual(await page.errors(), [], "errors in the demo's console");
+    } finally {
+      await throttle(0);
+      await page.close();
+    }
+  });
+
+  test("the network speed picked stays across a reload, on the server and in the page", async () => {
+    const page = await env.browser.newPage(proxy.url + "/");
+    try {
+      await ready(page);
+      // As a user would: an option of the select.
+      await page.evaluate(() => {
+        const select = document.querySelector("#speed");
+        select.value = "1048576";
+        select.dispatchEvent(new Event("change"));
+      });
+      for (let i = 0; (await speed()) !== 1048576; i++) {
+        assert.ok(i < 100, "the page did not set the speed");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await page.reload();
+      await ready(page);
+      const shown = await page.evaluate(() => document.querySelector("#speed").selectedOptions[0].textContent);
+      assert.deepEqual({ shown, server: await speed() }, { shown: "1 MB/s", server: 1048576 });
     } finally {
       await throttle(0);
       await page.close();

@@ -4,9 +4,12 @@
 // private file system (Chromium, Firefox: checked in the page), the source is a
 // FileSystemFileHandle from it, kept with the record: resume() needs no file picker. Where it
 // has not (WebKitGTK), the record says the file must be picked again, and resume({ file }) with
-// the file picked again goes on. A file changed since is source_error, never mixed bytes; a
-// record forgotten, or whose session is gone, is not listed; one another tab runs is listed as
-// running.
+// the file picked again goes on. A file changed since is source_error, never mixed bytes (and
+// its record goes where the file came from the record's own handle); a record forgotten, or
+// whose session is gone, is not listed, nor is one whose upload was aborted or failed for good,
+// from the moment its promise rejects, and after a reload right after; one an upload runs, or
+// waits for, is listed as running (a resume() waiting behind an aborted upload goes on with its
+// session).
 // Run: node --test web/test/engines/unfinished.test.mjs
 
 import assert from "node:assert/strict";
@@ -129,6 +132,103 @@ forEachEngine((engine) => {
       assert.equal(out.code, "source_error", JSON.stringify(out));
       assert.match(out.message, /not the one this upload began with/);
       assert.equal(await ref.object(name), undefined, "nothing stored");
+      // Its own handle's file changed: that upload can never be finished, and its record goes.
+      // A file picked again that differs may be the wrong one picked: the record stays.
+      const listed = (await list(page)).some((r) => r.name === name);
+      assert.equal(listed, !opfs, opfs ? "a record whose handle's file changed is still listed" : "a record is gone after a wrong file was offered");
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("aborted, or failed for good: not listed once its promise rejects, nor after a reload right after; a failure a later try can mend keeps it", async () => {
+    const page = await env.openPage();
+    const names = { aborted: unique("aborted"), refused: unique("refused"), exhausted: unique("exhausted"), reloaded: unique("reloaded") };
+    // Starts the upload of a File named name with resume: true (window.up), its failure or
+    // success in window.ended: the code, and whether unfinished() listed it the moment the
+    // promise settled. Resolves once the server has confirmed a first chunk, or it ended.
+    const start = (name, seed, retry) =>
+      page.evaluate(async ({ name, seed, url, retry }) => {
+        const mu = await T.load();
+        window.ended = null;
+        let confirmed = 0;
+        const up = (window.up = mu.upload(T.file(2 * 1024 * 1024, seed, name), { url, resume: true, chunkSize: 256 * 1024, retry, onProgress: (p) => (confirmed = p.confirmed) }));
+        const listed = async () => (await mu.unfinished()).some((u) => u.name === name);
+        up.then(
+          async () => (window.ended = { code: "done", listed: await listed() }),
+          async (e) => (window.ended = { code: e.code, listed: await listed() }),
+        );
+        await T.until(() => confirmed > 0 || window.ended, 20_000, "a first chunk confirmed");
+        await T.sleep(50); // the record saved (IndexedDB) with the session
+      }, { name, seed, url: ref.uploadURL(name), retry });
+    const ended = () => page.waitForFunction(() => window.ended, undefined, { timeout: 30_000 });
+    const seen = {}; // each case's end, and whether it was listed then; at the end, after a reload
+    try {
+      await ref.config({ link: { bitsPerSecond: 16_000_000, rttMs: 10 } }); // 2 MB/s: 2 MiB take 1 s
+      await start(names.aborted, 31);
+      await page.evaluate(() => window.up.abort());
+      seen.aborted = await ended();
+
+      await ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
+      await ref.setFaults([{ on: "chunk", action: "status", status: 403, skip: 1 }]);
+      await start(names.refused, 32);
+      seen.refused = await ended();
+
+      const fast = { retries: 1, initialDelayMs: 10, maxDelayMs: 10, jitterMs: 0 };
+      await ref.setFaults([{ on: "chunk", action: "status", status: 503, skip: 1, times: -1 }]);
+      await start(names.exhausted, 33, fast);
+      seen.exhausted = await ended();
+      await ref.clearFaults();
+
+      // Aborted, and the page reloaded at once: nothing brings the record back.
+      await ref.config({ link: { bitsPerSecond: 16_000_000, rttMs: 10 } });
+      await start(names.reloaded, 34);
+      await page.evaluate(() => window.up.abort());
+      await page.reload();
+      await page.waitForFunction(() => window.T);
+      await ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
+      const after = new Set((await list(page)).map((r) => r.name));
+      seen.afterReload = Object.fromEntries(Object.entries(names).map(([k, n]) => [k, after.has(n)]));
+      assert.deepEqual(seen, {
+        aborted: { code: "aborted", listed: false },
+        refused: { code: "http_error", listed: false },
+        exhausted: { code: "retries_exhausted", listed: true }, // a later try can get past it
+        afterReload: { aborted: false, refused: false, exhausted: true, reloaded: false },
+      });
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a resume() that waits in the same tab is listed running, and takes the session over when the upload it waits for is aborted", async () => {
+    const page = await env.openPage();
+    const name = unique("takeover") + ".bin";
+    try {
+      await ref.config({ link: { bitsPerSecond: 16_000_000, rttMs: 10 } }); // 2 MB/s: 2 MiB take 1 s
+      const out = await page.evaluate(async ({ name, url }) => {
+        const mu = await T.load();
+        const file = () => T.file(2 * 1024 * 1024, 35, name);
+        const running = async () => (await mu.unfinished()).filter((u) => u.name === name).map((u) => u.running);
+        let confirmed = 0;
+        const a = mu.upload(file(), { url, resume: true, chunkSize: 256 * 1024, onProgress: (p) => (confirmed = p.confirmed) });
+        a.catch(() => {});
+        await T.until(() => confirmed > 0, 20_000, "a first chunk confirmed");
+        await T.sleep(50); // the record saved with the session
+        const r = { whileA: await running() };
+        const [u] = (await mu.unfinished()).filter((x) => x.name === name);
+        const b = u.resume({ file: file() });
+        await T.sleep(100);
+        r.b = b.state;
+        r.whileBWaits = await running();
+        a.abort();
+        r.result = await b.then((res) => res.status, (e) => e.code);
+        r.after = await running();
+        return r;
+      }, { name, url: ref.uploadURL(name) });
+      assert.deepEqual(out, { whileA: [true], b: "queued", whileBWaits: [true], result: 201, after: [] });
+      const starts = (await ref.log()).filter((e) => e.kind === "start").length;
+      assert.equal(starts, 1, "the waiting upload went on with the aborted one's session");
+      assert.deepEqual(await env.checkStored(name, 2 * MiB, 35), []);
     } finally {
       await page.close();
     }
