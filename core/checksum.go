@@ -1,10 +1,6 @@
 package core
 
-import (
-	"encoding/base64"
-	"errors"
-	"hash/crc32"
-)
+import "errors"
 
 // Checksum says which hashes an upload computes while it sends, states in X-Goog-Hash with
 // its final request, and compares with the hashes of the final metadata.
@@ -28,18 +24,12 @@ type ReadablePiece interface {
 // Read returns b itself.
 func (b Bytes) Read(Context) ([]byte, error) { return b, nil }
 
-// hash32 is the part of hash.Hash32 the hasher uses.
-type hash32 interface {
-	Write([]byte) (int, error)
-	Sum32() uint32
-}
-
 // hashReadStep is how much of the source a catch-up reads at once.
 const hashReadStep = 8 << 20
 
 // hasher hashes the upload's bytes in order, each byte once, however often it is sent.
 type hasher struct {
-	crc  hash32
+	crc  *crc32cDigest
 	md5  *md5Digest
 	upTo int64 // bytes [0, upTo) are hashed
 }
@@ -50,7 +40,7 @@ func newHasher(c Checksum) *hasher {
 	}
 	h := &hasher{}
 	if c == CRC32C || c == Both {
-		h.crc = crc32.New(crc32.MakeTable(crc32.Castagnoli))
+		h.crc = newCRC32C()
 	}
 	if c == MD5 || c == Both {
 		h.md5 = newMD5()
@@ -110,10 +100,10 @@ func (h *hasher) write(ctx Context, offset int64, p Piece) error {
 func (h *hasher) sums() (crc, md string) {
 	if h.crc != nil {
 		v := h.crc.Sum32()
-		crc = base64.StdEncoding.EncodeToString([]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+		crc = base64Std([]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 	}
 	if h.md5 != nil {
-		md = base64.StdEncoding.EncodeToString(h.md5.Sum())
+		md = base64Std(h.md5.Sum())
 	}
 	return crc, md
 }
@@ -180,7 +170,7 @@ func hexToBase64(s string) string {
 		}
 		b[i] = byte(hi<<4 | lo)
 	}
-	return base64.StdEncoding.EncodeToString(b)
+	return base64Std(b)
 }
 
 func unhex(c byte) int {

@@ -215,3 +215,21 @@ func TestHTTPErrorMessage(t *testing.T) {
 		t.Errorf("404: %q", msg)
 	}
 }
+
+// The package's own CRC-32C and base64 (crc32c.go) against the standard library's.
+func TestCRC32CAndBase64(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 63, 64, 1000, 1 << 20} {
+		b := data(n)
+		d := newCRC32C()
+		d.Write(b[:n/3])
+		d.Write(b[n/3:])
+		if want := crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)); d.Sum32() != want {
+			t.Errorf("%d bytes: crc32c %08x, want %08x", n, d.Sum32(), want)
+		}
+		for _, k := range []int{n, n % 7} {
+			if got, want := base64Std(b[:k]), base64.StdEncoding.EncodeToString(b[:k]); got != want {
+				t.Errorf("%d bytes: base64 %q, want %q", k, got, want)
+			}
+		}
+	}
+}

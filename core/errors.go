@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"strconv"
-	"strings"
 )
 
 // The error codes of docs/api.md. Every error Upload.Run returns maps onto exactly one of
@@ -97,7 +96,7 @@ func (e *HTTPError) Error() string {
 // shownURL is url as a person reads it in a message: a session URI without its query, which
 // is long and, like a password, lets whoever holds it write the object.
 func shownURL(url string) string {
-	if strings.Contains(url, "upload_id=") {
+	if index(url, "upload_id=") >= 0 {
 		return withoutQuery(url)
 	}
 	return url
@@ -316,7 +315,7 @@ func statusText(status int) string {
 
 // withoutQuery returns url up to its query or fragment.
 func withoutQuery(url string) string {
-	if i := strings.IndexAny(url, "?#"); i >= 0 {
+	if i := indexAny(url, "?#"); i >= 0 {
 		return url[:i]
 	}
 	return url

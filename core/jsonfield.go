@@ -1,7 +1,6 @@
 package core
 
 import (
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -93,7 +92,7 @@ type jsonScanner struct {
 }
 
 func (p *jsonScanner) space() {
-	for p.i < len(p.s) && strings.IndexByte(" \t\r\n", p.s[p.i]) >= 0 {
+	for p.i < len(p.s) && indexByte(" \t\r\n", p.s[p.i]) >= 0 {
 		p.i++
 	}
 }
@@ -228,7 +227,7 @@ func (p *jsonScanner) skipValue() bool {
 		return false
 	}
 	start := p.i
-	for p.i < len(p.s) && strings.IndexByte(",}] \t\r\n", p.s[p.i]) < 0 {
+	for p.i < len(p.s) && indexByte(",}] \t\r\n", p.s[p.i]) < 0 {
 		p.i++
 	}
 	return p.i > start

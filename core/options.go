@@ -1,7 +1,5 @@
 package core
 
-import "strings"
-
 // Type is the way an upload is sent (docs/protocol.md section 1), the value of uploadType.
 type Type string
 
@@ -226,7 +224,7 @@ func validName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+		if c <= ' ' || c >= 0x7f || indexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
 			return false
 		}
 	}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"strconv"
-	"strings"
 )
 
 // parseRange reads the Range header of a 308 answer (docs/protocol.md section 3) and returns the
@@ -14,8 +13,8 @@ func parseRange(h string) (int64, error) {
 	if h == "" {
 		return 0, nil // a 308 with no Range: nothing stored, start at 0
 	}
-	h = strings.TrimPrefix(h, "bytes=")
-	first, last, ok := strings.Cut(h, "-")
+	h = trimPrefix(h, "bytes=")
+	first, last, ok := cut(h, "-")
 	if !ok || first != "0" {
 		return 0, &ProtocolError{Reason: "malformed Range header " + "\"" + h + "\"", Status: 308}
 	}
@@ -62,30 +61,30 @@ func contentRange(start, end, total int64) string {
 // default port dropped), its path, and the rest (?query#fragment). ok is false for anything
 // that is not an absolute http or https URL with a host.
 func splitURL(u string) (origin, path, rest string, ok bool) {
-	scheme, after, found := strings.Cut(u, "://")
+	scheme, after, found := cut(u, "://")
 	scheme = lower(scheme)
 	if !found || (scheme != "http" && scheme != "https") {
 		return "", "", "", false
 	}
-	end := strings.IndexAny(after, "/?#")
+	end := indexAny(after, "/?#")
 	if end < 0 {
 		end = len(after)
 	}
 	host := lower(after[:end])
-	if host == "" || strings.ContainsAny(host, " \t\r\n\\") {
+	if host == "" || indexAny(host, " \t\r\n\\") >= 0 {
 		return "", "", "", false
 	}
-	if at := strings.LastIndexByte(host, '@'); at >= 0 {
+	if at := lastIndexByte(host, '@'); at >= 0 {
 		return "", "", "", false // credentials in the URL: refused, never sent
 	}
 	switch {
-	case scheme == "http" && strings.HasSuffix(host, ":80"):
-		host = strings.TrimSuffix(host, ":80")
-	case scheme == "https" && strings.HasSuffix(host, ":443"):
-		host = strings.TrimSuffix(host, ":443")
+	case scheme == "http" && hasSuffix(host, ":80"):
+		host = trimSuffix(host, ":80")
+	case scheme == "https" && hasSuffix(host, ":443"):
+		host = trimSuffix(host, ":443")
 	}
 	after = after[end:]
-	q := strings.IndexAny(after, "?#")
+	q := indexAny(after, "?#")
 	if q < 0 {
 		q = len(after)
 	}
@@ -108,10 +107,10 @@ func originOf(u string) string {
 // relative-path ("p", "../p").
 func resolveLocation(base, loc string) (string, bool) {
 	loc = trimSpace(loc)
-	if loc == "" || strings.ContainsAny(loc, " \t\r\n") {
+	if loc == "" || indexAny(loc, " \t\r\n") >= 0 {
 		return "", false
 	}
-	if i := strings.Index(loc, "://"); i > 0 && !strings.ContainsAny(loc[:i], "/?#") {
+	if i := index(loc, "://"); i > 0 && indexAny(loc[:i], "/?#") < 0 {
 		o, p, r, ok := splitURL(loc)
 		return o + removeDots(p) + r, ok
 	}
@@ -120,25 +119,25 @@ func resolveLocation(base, loc string) (string, bool) {
 		return "", false
 	}
 	switch {
-	case strings.HasPrefix(loc, "//"):
-		scheme, _, _ := strings.Cut(bo, "://")
+	case hasPrefix(loc, "//"):
+		scheme, _, _ := cut(bo, "://")
 		return resolveLocation(base, scheme+":"+loc)
-	case strings.HasPrefix(loc, "/"):
+	case hasPrefix(loc, "/"):
 		p, r := cutPath(loc)
 		return bo + removeDots(p) + r, true
-	case strings.HasPrefix(loc, "?"):
+	case hasPrefix(loc, "?"):
 		return bo + bp + loc, true
-	case strings.HasPrefix(loc, "#"):
-		q, _, _ := strings.Cut(brest, "#")
+	case hasPrefix(loc, "#"):
+		q, _, _ := cut(brest, "#")
 		return bo + bp + q + loc, true
 	}
 	p, r := cutPath(loc)
-	dir := bp[:strings.LastIndexByte(bp, '/')+1]
+	dir := bp[:lastIndexByte(bp, '/')+1]
 	return bo + removeDots(dir+p) + r, true
 }
 
 func cutPath(s string) (path, rest string) {
-	i := strings.IndexAny(s, "?#")
+	i := indexAny(s, "?#")
 	if i < 0 {
 		return s, ""
 	}
@@ -149,7 +148,7 @@ func cutPath(s string) (path, rest string) {
 func removeDots(p string) string {
 	var out []string
 	for len(p) > 0 {
-		seg, rest, more := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		seg, rest, more := cut(trimPrefix(p, "/"), "/")
 		switch seg {
 		case ".":
 		case "..":
@@ -180,16 +179,16 @@ func removeDots(p string) string {
 // withUploadType returns u with its uploadType query parameter set to t (docs/protocol.md section
 // 1), replacing one already there and keeping any fragment last.
 func withUploadType(u, t string) string {
-	u, frag, _ := strings.Cut(u, "#")
+	u, frag, _ := cut(u, "#")
 	if frag != "" {
 		frag = "#" + frag
 	}
-	path, query, _ := strings.Cut(u, "?")
+	path, query, _ := cut(u, "?")
 	kept := ""
 	for query != "" {
 		var kv string
-		kv, query, _ = strings.Cut(query, "&")
-		if k, _, _ := strings.Cut(kv, "="); k != "uploadType" && kv != "" {
+		kv, query, _ = cut(query, "&")
+		if k, _, _ := cut(kv, "="); k != "uploadType" && kv != "" {
 			kept += kv + "&"
 		}
 	}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"math/rand/v2"
-	"strings"
 )
 
 // RetryPolicy says how failures are retried (docs/protocol.md section 5). The zero value retries
@@ -153,7 +152,7 @@ func parseHTTPDate(s string) (int64, bool) {
 		s[19] != ':' || s[22] != ':' || s[25:] != " GMT" {
 		return 0, false
 	}
-	month := strings.Index("JanFebMarAprMayJunJulAugSepOctNovDec", s[8:11])
+	month := index("JanFebMarAprMayJunJulAugSepOctNovDec", s[8:11])
 	day, ok1 := parseDecimal(s[5:7])
 	year, ok2 := parseDecimal(s[12:16])
 	hh, ok3 := parseDecimal(s[17:19])

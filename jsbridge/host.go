@@ -4,7 +4,6 @@ package jsbridge
 
 import (
 	"errors"
-	"strings"
 	"sync"
 	"syscall/js"
 	"unicode/utf8"
@@ -225,9 +224,9 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	// The headers as one string of lines, name and value in turn: one string to convert
 	// instead of an object and two strings per header (core has checked that neither holds a
 	// control character).
-	var lines strings.Builder
+	var lines []byte // (not a strings.Builder: package strings links every Unicode table)
 	for k, v := range req.Header {
-		lines.WriteString(k + "\n" + v + "\n")
+		lines = append(append(append(append(lines, k...), '\n'), v...), '\n')
 	}
 	var sent any // null, or the callback through which the host tells what it has counted
 	if req.OnSent != nil {
@@ -241,7 +240,7 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	// nor with a header of the caller's but Authorization. The arguments are positional
 	// (host.js lists them): primitives, no object to build field by field.
 	if err := try(func() {
-		hostSend.Invoke(c.id, jsString(req.Method), c.urlValue(req.URL), lines.String(), orNull(pre), start, end, orNull(post),
+		hostSend.Invoke(c.id, jsString(req.Method), c.urlValue(req.URL), string(lines), orNull(pre), start, end, orNull(post),
 			req.Session, float64(req.Timeout/core.Millisecond), sent, c.reply)
 	}); err != nil {
 		return nil, err
