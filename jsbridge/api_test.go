@@ -260,7 +260,7 @@ func TestAPIHTTPErrorFailure(t *testing.T) {
 func TestAPIRedirectIsAProtocolError(t *testing.T) {
 	base := liveFuncs.Load()
 	h := fakeHost(t, resumable(`(c) => c.method !== "PUT" ? null : c.start >= 0 ? { kind: "fetch", name: "TypeError", message: "Failed to fetch" } : { kind: "redirect", followed: true }`))
-	id := start(h, blobOf(randomBytes(1000), ""), js.Null(), `{url: "https://up.example/u", retry: {initialDelayMs: 1, jitterMs: 0}}`)
+	id := start(h, blobOf(randomBytes(1000), ""), js.Null(), `{url: "https://up.example/u", uploadType: "resumable", retry: {initialDelayMs: 1, jitterMs: 0}}`)
 	end := ended(t, h, id)
 	if end.Get("type").String() != "fail" || end.Get("code").String() != "protocol_error" || !strings.Contains(end.Get("message").String(), "Location") {
 		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))

@@ -228,6 +228,61 @@ forEachEngine((engine) => {
     }
   });
 
+  // Links that change (docs/api.md): the page's Network speed switched while a file uploads, as
+  // a user would, moves the bar within a few seconds (where progress comes only with answers, a
+  // chunk late for the slower link is cut short and the server asked what it holds), down to
+  // 256 KB/s and back to unlimited.
+  test("switching the network speed mid-upload moves the bar within a few seconds, down and up", async () => {
+    const name = unique("demo-switch") + ".bin";
+    const size = 12 * MiB + 5;
+    writeFileSync(join(files.dir, name), pseudoRandomBytes(size, 64));
+    const page = await env.browser.newPage(proxy.url + "/");
+    const pick = (value) =>
+      page.evaluate((v) => {
+        const select = document.querySelector("#speed");
+        select.value = v;
+        select.dispatchEvent(new Event("change"));
+      }, value);
+    // The row's percentage as it changes, with the page's clock.
+    const pctAt = () =>
+      page.evaluate((sel) => {
+        const li = document.querySelector(sel);
+        return { t: performance.now(), pct: parseInt(li?.querySelector(".pct").textContent) || 0, state: li?.dataset.state };
+      }, row(name));
+    const movesWithin = async (ms) => {
+      const from = await pctAt();
+      for (;;) {
+        const now = await pctAt();
+        if (now.pct > from.pct || now.state === "done") return now.t - from.t;
+        if (now.t - from.t > ms) return null;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      await ready(page);
+      await pick("1048576"); // 1 MB/s
+      await page.setInputFiles("#files", join(files.dir, name));
+      await page.waitForFunction((sel) => parseInt(document.querySelector(sel)?.querySelector(".pct").textContent) >= 15, row(name), { timeout: 30_000 });
+      await pick("262144"); // 256 KB/s: four times slower
+      await new Promise((r) => setTimeout(r, 300));
+      const down = await movesWithin(10_000);
+      await pick("0"); // unlimited again
+      const up = await movesWithin(10_000);
+      const out = await page.waitForFunction((sel) => {
+        const li = document.querySelector(sel);
+        return li.dataset.md5 && li.dataset.md5 !== "pending" ? { state: li.dataset.state, md5: li.dataset.md5 } : null;
+      }, row(name), { timeout: 60_000 });
+      console.log(`# ${env.engineVersion}: the bar moved ${down === null ? "not at all" : `${(down / 1000).toFixed(1)} s`} after 256 KB/s was picked, ${up === null ? "not at all" : `${(up / 1000).toFixed(1)} s`} after unlimited`);
+      assert.ok(down !== null, "the bar moved within 10 s of the switch to 256 KB/s");
+      assert.ok(up !== null, "the bar moved within 10 s of the switch to unlimited");
+      assert.deepEqual(out, { state: "done", md5: "match" });
+      assert.deepEqual(await page.errors(), [], "errors in the demo's console");
+    } finally {
+      await throttle(0);
+      await page.close();
+    }
+  });
+
   test("fake-gcs-server from another origin: auto with a checksum, fixed chunks, media, multipart, a stream", async () => {
     const page = await env.openPage();
     const base = `${serve.url}/upload/storage/v1/b/demo/o?name=`;
