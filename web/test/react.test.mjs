@@ -295,9 +295,11 @@ test("app: a queue of three files: every row and the total bar reach 100 %; each
     const bar = (await page.evaluate(() => window.__bar)).filter(Boolean).map((t) => parseInt(t, 10));
     assert.deepEqual(bar, [...bar].sort((a, b) => a - b), `the bar never goes back: ${bar}`);
     for (const [i, f] of files.entries()) assert.deepEqual(await env.checkObject(f.name, f.buffer), [], `file ${i}`);
-    // Nothing is known of the link when the three start at once: the two files above 256 KiB
-    // go resumable, the 1-byte one in one request (docs/api.md, "One request or resumable").
-    assert.equal(await starts(), 2, "one session per file above 256 KiB");
+    // The 1-byte file goes in one request, the 2 MiB one in a session (nothing is known of the
+    // link when it starts); the 700 KiB one in a session too unless the other's first chunk
+    // has measured loopback by the time it starts (docs/api.md, "One request or resumable").
+    const sessions = await starts();
+    assert.ok(sessions >= 1 && sessions <= 2, `${sessions} sessions for three files`);
     assert.deepEqual(env.browser.errors, []);
   } finally {
     await page.close();
