@@ -11,6 +11,9 @@
 //   3. the URL options: whether the JS takes a URL object for wasmURL, workerURL, url and
 //      sessionURL, compared with whether the declared type takes one.
 //
+// Beside the samples, the same docs' links to each other: every file and heading a link
+// names is there (a heading renamed or a section moved breaks none unnoticed).
+//
 // How 2 and 3 read the declarations: TypeScript 7's package exposes no compiler API under
 // `import ts from "typescript"` (only its version; the Go-based compiler's API is
 // "typescript/unstable/…"), so the test lets tsc itself do it. It writes a probe .ts holding the
@@ -32,9 +35,9 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { dirname, join, normalize, relative } from "node:path";
 import { test as nodeTest } from "node:test";
 import { DIST_DIR, REPO_ROOT, useEnv } from "./harness.mjs";
 import { ERROR_CODES } from "../js/src/errors.js";
@@ -70,6 +73,53 @@ nodeTest("types: strict tsc over every code sample of the docs (web/test/types/s
   assert.deepEqual(problems, [], "fences that name no language tsc checks or skips");
   assert.ok(count >= 15, `only ${count} samples found`);
   assert.equal(status, 0, `strict tsc over ${count} samples of ${documents().join(", ")}:\n${errors.join("\n")}`);
+});
+
+// The anchors a markdown file offers: its headings as GitHub names them (lower case, punctuation
+// dropped, spaces to hyphens, a repeated name numbered) and any <a id>, outside code fences.
+function anchorsOf(markdown) {
+  const out = new Set();
+  const seen = new Map();
+  let fenced = false;
+  for (const line of markdown.split("\n")) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    if (fenced) continue;
+    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (h) {
+      const name = h[1].toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/ /g, "-");
+      const n = seen.get(name) ?? 0;
+      seen.set(name, n + 1);
+      out.add(n ? `${name}-${n}` : name);
+    }
+    for (const a of line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) out.add(a[1]);
+  }
+  return out;
+}
+
+nodeTest("docs: every link between the docs goes to a file that is there, and to a heading it has", () => {
+  // The npm package's README links the repository's docs by their address on GitHub.
+  const REPO_URL = "https://github.com/mediaupload/mediaupload/blob/main/";
+  const broken = [];
+  for (const doc of documents()) {
+    let fenced = false;
+    readFileSync(join(REPO_ROOT, doc), "utf8").split("\n").forEach((line, i) => {
+      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+      if (fenced) return;
+      for (const [, target] of line.replace(/`[^`]*`/g, "").matchAll(/\]\(([^)\s]+)\)/g)) {
+        let to = target;
+        if (to.startsWith(REPO_URL)) to = "/" + to.slice(REPO_URL.length);
+        else if (/^[a-z]+:/.test(to)) continue;
+        const [path, anchor] = to.split("#");
+        const file = path === "" ? doc : path.startsWith("/") ? path.slice(1) : normalize(join(dirname(doc), path));
+        const at = `${doc}:${i + 1}: ${target}`;
+        if (!existsSync(join(REPO_ROOT, file))) broken.push(`${at}: no ${file}`);
+        else if (anchor !== undefined && (statSync(join(REPO_ROOT, file)).isDirectory() || !anchorsOf(readFileSync(join(REPO_ROOT, file), "utf8")).has(anchor))) {
+          broken.push(`${at}: ${file} has no heading #${anchor}`);
+        }
+      }
+    });
+  }
+  assert.deepEqual(broken, []);
 });
 
 nodeTest("types: dist/ ships the declarations of web/js/", () => {
