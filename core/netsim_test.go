@@ -392,7 +392,7 @@ func TestOneRequestCutShortGoesResumable(t *testing.T) {
 		if slow.err != nil {
 			t.Fatal(slow.err)
 		}
-		if slow.cuts != 1 || slow.retries != 0 || len(slow.chunks) < 3 || slow.chunks[0] != 1000_000 {
+		if slow.cuts != 1 || slow.retries != 0 || len(slow.chunks) < 3 || slow.chunks[0] != 1000_000 || slow.resent > 400_000 {
 			t.Errorf("want one request of all of it, cut short, then chunks; no retry")
 		}
 		if d := slow.firstMoveAfter(slow.began); d < 0 || d > 7*Second {
@@ -406,7 +406,7 @@ func TestOneRequestCutShortGoesResumable(t *testing.T) {
 			t.Fatal(fast.err)
 		}
 		n.steps = []linkStep{{at: n.now(), rate: mbps(1), rtt: 20 * Millisecond}}
-		probed := n.upload(t, &links, clock, 3000_000)
+		probed := n.upload(t, &links, clock, 6000_000)
 		t.Logf("probe: %v; first progress after %.2f s", probed, probed.firstMoveAfter(probed.began).Seconds())
 		if probed.err != nil || probed.cuts != 1 || probed.retries != 0 {
 			t.Errorf("want the probe cut short, no retry")

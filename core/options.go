@@ -189,11 +189,12 @@ func (o *Options) validate(src Source) error {
 // over the guide's 5 MB. A file in one request shows nothing until its answer (even where the
 // transport counts a body: the browser takes a small one at once into its buffers, and its
 // count tells nothing), and what the page remembers of the link is a hint, not a promise: one
-// request is what a probe would be (chunksize.go), a file the remembered rate sends within a
-// thirty-second of a progress interval, which a link 40 times slower still answers within
-// about that interval, and at least 256 KiB (what a resumable upload sends first too). While
-// nothing is known, 256 KiB. A link far slower still cuts the request short, and the upload
-// goes on resumable (runSingle).
+// request is a file the remembered rate (this upload's share of the link, as the page's
+// uploads measured it) sends within a quarter of a progress interval, and at least 256 KiB
+// (what a resumable upload sends first too); while nothing is known, 256 KiB. On a link 40
+// times slower than remembered such a request would be a long wait: it is cut short within a
+// couple of seconds, and the upload goes on resumable (runSingle, singleLate). A larger file
+// goes resumable, and its first chunk is a probe (chunksize.go).
 func (o *Options) oneRequestBound(now Duration) int64 {
 	rate, _, ok := o.Link.hint(now)
 	if !ok {
@@ -203,8 +204,12 @@ func (o *Options) oneRequestBound(now Duration) int64 {
 	if interval <= 0 {
 		interval = Second
 	}
-	return min(SmallSize, max(int64(rate*interval.Seconds()/probeShare), firstChunk))
+	return min(SmallSize, max(int64(rate*interval.Seconds()/singleShare), firstChunk))
 }
+
+// singleShare: one request is a file the remembered rate sends within this fraction of a
+// progress interval (oneRequestBound).
+const singleShare = 4
 
 // upper upper-cases ASCII letters only (see lower).
 func upper(s string) string {

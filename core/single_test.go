@@ -75,9 +75,9 @@ func TestSingleRequestErrors(t *testing.T) {
 }
 
 // uploadType "auto", the default (docs/protocol.md sections 1 and 8): one request for a file
-// the link sends within a thirty-second of a progress interval at the rate the page remembers
-// (256 KiB at least, and while nothing is known), never over the guide's 5 MB nor a chunk size
-// of the caller's; resumable for the rest, a session, a stream. An explicit type stays.
+// the link sends within a quarter of a progress interval at the rate the page remembers (256 KiB
+// at least, and while nothing is known), never over the guide's 5 MB nor a chunk size of the
+// caller's; resumable for the rest, a session, a stream. An explicit type stays.
 func TestAutoPicksTheType(t *testing.T) {
 	known := func(rate float64, counted bool) *Link {
 		c := NewChunkSizer(DefaultMaxChunkSize)
@@ -103,17 +103,17 @@ func TestAutoPicksTheType(t *testing.T) {
 		{"nothing known: 256 KiB", K256, false, nil, "", "", nil, 0, Media, 0},
 		{"nothing known: more", K256 + 1, false, nil, "", "", nil, 0, Resumable, 0},
 		{"nothing known, metadata", K256, false, []byte("{}"), "", Auto, nil, 0, Multipart, 0},
-		{"4 MB/s: 256 KiB at least", K256, false, nil, "", "", slow, 0, Media, 0},
-		{"4 MB/s: more", K256 + 1, false, nil, "", "", slow, 0, Resumable, 0},
-		{"64 MB/s: a thirty-second of a second of it", 2e6, false, nil, "", "", fast, 0, Media, 0},
-		{"64 MB/s: more", 2e6 + 1, false, nil, "", "", fast, 0, Resumable, 0},
-		{"64 MB/s, a half-second interval", 1e6 + 1, false, nil, "", "", fast, 500 * Millisecond, Resumable, 0},
+		{"4 MB/s: a quarter of a second of it", 1e6, false, nil, "", "", slow, 0, Media, 0},
+		{"4 MB/s: more", 1e6 + 1, false, nil, "", "", slow, 0, Resumable, 0},
+		{"4 MB/s, a 200 ms interval: 256 KiB at least", K256, false, nil, "", "", slow, 200 * Millisecond, Media, 0},
+		{"64 MB/s: no more than 5 MB", 5e6, false, nil, "", "", fast, 0, Media, 0},
+		{"64 MB/s: more", 5e6 + 1, false, nil, "", "", fast, 0, Resumable, 0},
+		{"64 MB/s, a 200 ms interval", 3.2e6 + 1, false, nil, "", "", fast, 200 * Millisecond, Resumable, 0},
 		{"320 MB/s: 5 MB", 5e6, false, nil, "", "", faster, 0, Media, 0},
-		{"320 MB/s: no more than 5 MB", 5e6 + 1, false, nil, "", "", faster, 0, Resumable, 0},
 		// A body counted as it goes tells nothing of the link while the browser's buffers hold
 		// it all: one request is sized as where nothing is counted.
-		{"counted: the same", K256, false, nil, "", "", counted, 0, Media, 0},
-		{"counted: more", K256 + 1, false, nil, "", "", counted, 0, Resumable, 0},
+		{"counted: the same", 1e6, false, nil, "", "", counted, 0, Media, 0},
+		{"counted: more", 1e6 + 1, false, nil, "", "", counted, 0, Resumable, 0},
 		{"a stream", 10, true, nil, "", "", nil, 0, Resumable, 0},
 		{"a session", 10, false, nil, testSession, "", nil, 0, Resumable, 0},
 		{"explicit media, large", 10 << 20, false, nil, "", Media, nil, 0, Media, 0},

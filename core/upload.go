@@ -486,7 +486,9 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 			req.Header.Set("X-Goog-Hash", u.hash.header())
 		}
 		counted := false
-		if u.o.Type == Media {
+		if u.o.Type == Media && u.total >= countedMin {
+			// A smaller body's count tells nothing of the link (chunksize.go, countedMin), and
+			// costs the page a stream body it need not pay for.
 			pace := pacer{begun: u.o.Clock.Now(), size: u.total}
 			req.OnSent = func(n int64) bool {
 				counted = true
@@ -528,17 +530,16 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 }
 
 // singleLate is the late bound of a single request of n bytes that uploadType "auto" chose
-// (runSingle), or 0 for none. Such a request is one a link 40 times slower than the page
-// remembers still answers within a second or two (Options.oneRequestBound), as a probe is: it
-// is cut short only past its time on such a link, plus lateMargin twice over (a cut costs the
-// bytes sent, not a status query) or half of that time.
+// (runSingle), or 0 for none: its expected time at the rate the page remembers, plus
+// lateMargin twice over or as much again, whichever is more (a cut costs the bytes sent, not a
+// status query, so a moment's hiccup must not cut it; a link many times slower must).
 func (u *Upload) singleLate(n int64) Duration {
 	c := u.sizer
 	if !u.autoType || c == nil || c.rate <= 0 || u.o.StallTimeout < 0 || n <= 0 {
 		return 0
 	}
-	exp := c.fixedCost() + Duration(40*float64(n)/c.rate*float64(Second))
-	return exp + max(2*lateMargin, exp/2)
+	exp := c.Expect(n)
+	return exp + max(2*lateMargin, exp)
 }
 
 // reauth asks GetHeader again after a 401, once; a second 401 is final.

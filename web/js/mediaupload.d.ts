@@ -41,7 +41,7 @@ export interface MediaUpload {
    * unknown length: `progress.total` is 0 until the stream ends).
    */
   upload(source: UploadSource, options: UploadOptions): Upload;
-  /** A queue: at most `concurrency` (default 3) uploads run at once, the others wait in "queued". */
+  /** A queue: at most `concurrency` (default 6) uploads run at once, the others wait in "queued". */
   queue(options?: QueueOptions): UploadQueue;
   /** An XMLHttpRequest for widgets that make their own: its body goes up with the media upload protocol. */
   readonly XMLHttpRequest: MediaUploadXMLHttpRequestConstructor;

@@ -159,7 +159,8 @@ for (const name of ["then", "catch", "finally"]) {
 }
 
 /**
- * mu.queue({ concurrency }): at most `concurrency` (default 3) uploads run at once.
+ * mu.queue({ concurrency }): at most `concurrency` (default 6: the connections an HTTP/1.1 browser opens
+ * to one host) uploads run at once.
  * Fires "progress" (loaded/total over every file not aborted) and "idle" (every upload added
  * so far has settled).
  */
@@ -180,7 +181,7 @@ export class UploadQueue extends EventTarget {
 
   constructor(upload, options = {}) {
     super();
-    const c = options?.concurrency ?? 3;
+    const c = options?.concurrency ?? 6;
     if (!Number.isInteger(c) || c < 1) {
       throw new MediaUploadError("invalid_argument", `queue concurrency must be a positive integer, not ${c}`);
     }

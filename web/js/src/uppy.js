@@ -25,13 +25,13 @@ export class MediaUpload {
   /**
    * options: `load` (() => Promise of the loaded module, or the module itself), `getOptions`
    * (file => options of mu.upload: url, headers, metadata, …), `limit` (uploads at once,
-   * default 3), `id` (default "MediaUpload").
+   * default 6, as the queue), `id` (default "MediaUpload").
    */
   constructor(uppy, options = {}) {
     this.uppy = uppy;
     this.type = "uploader";
     this.id = options.id ?? "MediaUpload";
-    this.opts = { limit: 3, ...options };
+    this.opts = { limit: 6, ...options };
     if (typeof this.opts.getOptions !== "function") {
       throw new TypeError("MediaUpload: the getOptions option must be a function (file) => ({ url, … })");
     }
