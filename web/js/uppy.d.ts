@@ -18,7 +18,7 @@ export interface MediaUploadPluginOptions {
   load: Module | (() => Promise<Module>);
   /** The options of `mu.upload` for a file: its `url` at least. */
   getOptions: (file: UppyFileLike) => UploadOptions;
-  /** How many uploads run at once. Default 3. */
+  /** How many uploads run at once. Default 6. */
   limit?: number;
   /** The plugin's id in Uppy. Default "MediaUpload". */
   id?: string;
