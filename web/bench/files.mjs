@@ -3,20 +3,24 @@
 // about 320 MB in all), written to a folder and picked in an <input type="file" multiple> (Files
 // on disk, as a page gets them: slices of a File made in memory are copies in Chromium's Blob
 // store, and 300 of them run it out of memory, ERR_BLOB_OUT_OF_MEMORY, until a GC), each uploaded
-// to the reference server over loopback in headless Chromium, six at a time, six ways:
-//   - the module's queue, mu.queue({ concurrency: 6 }), at the defaults (resumable, chunkSize
-//     "auto": a session start, then chunks from 256 KiB up);
-//   - the same queue with chunkSize 0 (a session start and one PUT of the file: the plain
-//     loop's requests, so that what differs from it is the module's own cost);
+// to the reference server over loopback in headless Chromium, six at a time, eight ways:
+//   - the module's queue, mu.queue({ concurrency: 6 }), at the defaults (uploadType "auto": one
+//     media POST for a file small enough for the link as the page knows it, else resumable with
+//     chunkSize "auto");
+//   - the same queue with uploadType "resumable" (the defaults before "auto": a session start,
+//     then chunks from 256 KiB up);
+//   - the same queue, resumable with chunkSize 0 (a session start and one PUT of the file: the
+//     plain start + PUT loop's requests, so that what differs from it is the module's own cost);
 //   - the same queue at the defaults, each File handed over as a Blob of all of it
 //     (file.slice()): the module watches a File for changes on disk (engine/file-watch.js,
-//     small reads before each request), not a Blob, so what differs is the watch's cost;
-//   - the same queue with uploadType "auto": one media POST for a file of at most 5 MiB, the
-//     requests of the plain media loop below;
+//     small reads before each request of a resumable upload), not a Blob, so what differs is
+//     the watch's cost;
 //   - six loops of mu.upload at the defaults, without the queue (what differs from the first is
 //     the queue's own cost);
 //   - plain fetch, six loops: a session start and one PUT of the file;
-//   - plain fetch, six loops: one uploadType=media POST of the file;
+//   - plain fetch, six loops: one uploadType=media POST of the file, with the Content-Type the
+//     module sends (the plain one-request loop: the requests the defaults make for a small
+//     file, and the way every other is compared with);
 //   - Uppy 6 with @uppy/xhr-upload (XMLHttpRequest, one media POST per file, limit 6), timed
 //     from addFiles.
 // Printed per way, medians of BENCH_FILES_RUNS rounds (each checks every stored object's size
@@ -32,7 +36,7 @@
 // it, on 2026-11-25), and not the same for every way, so the ways' ratios differ between the
 // two. No file on disk can be picked there, so the page fetches the same files into Files in
 // memory, drives its rounds itself and tells Node how each went (Node checks what was stored);
-// printed: files per second per way, and its ratio to the plain start + PUT loop's; the CPU
+// printed: files per second per way, and its ratio to the plain one-request loop's; the CPU
 // time per file of the browser's processes by kind (the renderers' main threads apart) and of
 // the server (from /proc); and where a file's time goes, as above.
 // BENCH_FILES_ATTACHED=0 leaves the first half out.
@@ -54,7 +58,6 @@ import { REPO_ROOT, pseudoRandomBytes, readBody, spawnGroup } from "../test/harn
 import { median, pickedIn } from "./common.mjs";
 
 const N = Number(process.env.BENCH_FILES_N ?? 300);
-const CONCURRENCY = 6;
 const SEED = 0xf11e5;
 const MIN = 50_000;
 const MAX = 5_000_000;
@@ -63,19 +66,26 @@ const ATTACHED = process.env.BENCH_FILES_ATTACHED !== "0";
 const UNATTACHED = process.env.BENCH_FILES_UNATTACHED !== "0";
 if (!(RTT_MS >= 0)) throw new Error(`BENCH_FILES_RTT is ${process.env.BENCH_FILES_RTT}, not a round trip in ms`);
 
+// The ways, as the page runs them (filesRun): kind "queue" (one mu.queue of `n`, each file
+// added with `options`; `blobs`: each File handed over as file.slice()), "loops" (`n` loops of
+// mu.upload), "plain" (`n` loops of a session start and one PUT), "media" (`n` loops of one
+// media POST) or "uppy" (Uppy with XHR upload, limit `n`).
 const ALL_WAYS = [
-  ["queue", "module: mu.queue({ concurrency: 6 }), defaults"],
-  ["queue0", "module: mu.queue, chunkSize 0 (start + 1 PUT)"],
-  ["queueBlob", "module: mu.queue, defaults, file.slice() Blobs"],
-  ["queueAuto", "module: mu.queue, uploadType \"auto\" (media POST)"],
-  ["loops", "module: 6 loops of mu.upload, defaults"],
-  ["plain", "plain fetch: start + 1 PUT, 6 loops"],
-  ["media", "plain fetch: 1 media POST, 6 loops"],
-  ["uppy", "Uppy 6 + @uppy/xhr-upload, limit 6"],
+  { how: "queue", label: "module: mu.queue({ concurrency: 6 }), defaults", kind: "queue", n: 6 },
+  { how: "queueResumable", label: "module: mu.queue, uploadType \"resumable\"", kind: "queue", n: 6, options: { uploadType: "resumable" } },
+  { how: "queue0", label: "module: mu.queue, resumable, chunkSize 0", kind: "queue", n: 6, options: { uploadType: "resumable", chunkSize: 0 } },
+  { how: "queueBlob", label: "module: mu.queue, defaults, file.slice() Blobs", kind: "queue", n: 6, blobs: true },
+  { how: "loops", label: "module: 6 loops of mu.upload, defaults", kind: "loops", n: 6 },
+  { how: "plain", label: "plain fetch: start + 1 PUT, 6 loops", kind: "plain", n: 6 },
+  { how: "media", label: "plain fetch: 1 media POST, 6 loops", kind: "media", n: 6 },
+  { how: "uppy", label: "Uppy 6 + @uppy/xhr-upload, limit 6", kind: "uppy", n: 6 },
 ];
 const CHOSEN = pickedIn("BENCH_FILES_WAYS");
-const WAYS = CHOSEN ? ALL_WAYS.filter(([how]) => CHOSEN.includes(how)) : ALL_WAYS;
-if (!WAYS.length) throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map(([how]) => how).join(", ")}`);
+const WAYS = CHOSEN ? ALL_WAYS.filter((w) => CHOSEN.includes(w.how)) : ALL_WAYS;
+if (!WAYS.length) throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map((w) => w.how).join(", ")}`);
+// The way every other is compared with: the plain one-request loop, the requests the module's
+// default makes for a small file.
+const BASE = "media";
 
 // The files' sizes: log-uniform in [MIN, MAX], from a small seeded generator (mulberry32).
 export function fileSizes(n = N, seed = SEED) {
@@ -144,19 +154,19 @@ const FILES_CODE = () => {
       }),
     );
   };
-  window.filesRun = async (how, base) => {
+  // Runs one way (see ALL_WAYS) over the files, to the bucket at base.
+  window.filesRun = async (way, base) => {
     requests.length = 0;
     const url = (f) => `${base}?name=${f.name}`;
     const mark = files.map(() => ({ start: 0, end: 0 }));
     const t0 = performance.now();
     let setupMs = 0;
-    if (how.startsWith("queue")) {
-      const q = window.mu.queue({ concurrency: 6 });
+    const { kind, n, options } = way;
+    if (kind === "queue") {
+      const q = window.mu.queue({ concurrency: n });
       const idle = new Promise((r) => q.addEventListener("idle", r, { once: true }));
       const ups = files.map((f, i) => {
-        const source = how === "queueBlob" ? f.slice() : f;
-        const extra = how === "queue0" ? { chunkSize: 0 } : how === "queueAuto" ? { uploadType: "auto" } : {};
-        const up = q.add(source, { url: url(f), ...extra });
+        const up = q.add(way.blobs ? f.slice() : f, { url: url(f), ...options });
         up.addEventListener("loadstart", () => (mark[i].start = performance.now()));
         up.addEventListener("loadend", () => (mark[i].end = performance.now()));
         return up;
@@ -164,28 +174,35 @@ const FILES_CODE = () => {
       await idle;
       const failed = (await Promise.allSettled(ups)).filter((r) => r.status === "rejected");
       if (failed.length) throw new Error(`${failed.length} uploads failed: ${failed[0].reason?.message}`);
-    } else if (how === "loops") {
-      await loops(6, (f) => window.mu.upload(f, { url: url(f) }).then(() => {}), mark);
-    } else if (how === "plain") {
-      await loops(6, async (f) => {
+    } else if (kind === "loops") {
+      await loops(n, (f) => window.mu.upload(f, { url: url(f), ...options }).then(() => {}), mark);
+    } else if (kind === "plain") {
+      await loops(n, async (f) => {
         const session = await startSession(url(f), f.size);
         const r = await fetch(session, { method: "PUT", headers: { "Content-Range": `bytes 0-${f.size - 1}/${f.size}` }, body: f });
         if (r.status !== 200 && r.status !== 201) throw new Error("PUT: " + r.status);
         await r.arrayBuffer();
       }, mark);
-    } else if (how === "media") {
-      await loops(6, async (f) => {
-        const r = await fetch(url(f) + "&uploadType=media", { method: "POST", body: f });
+    } else if (kind === "media") {
+      // The module's request for a small file: its Content-Type the File's, else
+      // application/octet-stream (which a preflight precedes).
+      await loops(n, async (f) => {
+        const headers = { "Content-Type": f.type || "application/octet-stream" };
+        const r = await fetch(url(f) + "&uploadType=media", { method: "POST", headers, body: f });
         if (r.status !== 200) throw new Error("media: " + r.status);
         await r.arrayBuffer();
       }, mark);
-    } else if (how === "uppy") {
+    } else if (kind === "uppy") {
+      // One media POST per file (the reference server stores a media body, not a form). Its
+      // default form POST would be preflighted as well: XMLHttpRequest preflights a request
+      // to another origin that has upload listeners (Fetch's use-CORS-preflight flag), and
+      // Uppy listens for upload progress.
       const { Uppy, XHRUpload } = window.UppyLib;
       const uppy = new Uppy({ autoProceed: false }).use(XHRUpload, {
         endpoint: (file) => `${base}?uploadType=media&name=${file.name}`,
         method: "POST",
         formData: false,
-        limit: 6,
+        limit: n,
       });
       const byName = new Map(files.map((f, i) => [f.name, i]));
       uppy.on("upload-start", (fs) => { for (const f of fs) mark[byName.get(f.name)].start = performance.now(); });
@@ -273,7 +290,7 @@ function cpuNow() {
 }
 
 // The analysis of one run: per file, where its time went (see the file's comment).
-function breakdown(run) {
+function breakdown(run, slots) {
   const byName = new Map();
   for (const [name, call, answered] of run.requests) {
     if (!byName.has(name)) byName.set(name, []);
@@ -294,11 +311,11 @@ function breakdown(run) {
     toEnd.push(m.end - rs[rs.length - 1].answered);
   });
   // A slot freed by a file's end is taken by the next start: the k-th start after the first
-  // six follows the (k-6)-th end.
+  // `slots` follows the (k-slots)-th end.
   const starts = run.mark.map((m) => m.start).sort((a, b) => a - b);
   const ends = run.mark.map((m) => m.end).sort((a, b) => a - b);
   const slot = [];
-  for (let k = CONCURRENCY; k < starts.length; k++) slot.push(starts[k] - ends[k - CONCURRENCY]);
+  for (let k = slots; k < starts.length; k++) slot.push(starts[k] - ends[k - slots]);
   // How many files were in flight on average: their summed times over the round's.
   const inFlight = sum(run.mark.map((m) => m.end - m.start)) / run.ms;
   const duration = run.mark.map((m) => m.end - m.start);
@@ -311,7 +328,7 @@ function printWhere(t) {
     `  where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
       `requests (sum), in the server (call to answer, summed), last answer -> its end; a file's end -> the next start in its slot`,
   );
-  for (const [how, label] of WAYS) {
+  for (const { how, label } of WAYS) {
     if (how === "uppy") continue; // XMLHttpRequest: not seen by the fetch wrapper
     const rs = t.get(how);
     const all = (k) => median(rs.flatMap((r) => r[k])).toFixed(2);
@@ -329,8 +346,8 @@ const UNATTACHED_CODE = async (n) => {
   const post = async (path, body) => (await fetch(`/bench-free/${path}`, { method: "POST", body: JSON.stringify(body) })).json();
   try {
     let step = await post("files", { sizes: await window.fetchFiles(n) });
-    while (step.how) {
-      const { ms, mark, requests } = await window.filesRun(step.how, step.base);
+    while (step.way) {
+      const { ms, mark, requests } = await window.filesRun(step.way, step.base);
       step = await post("ran", { ms, mark, requests });
     }
   } catch (e) {
@@ -343,9 +360,9 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
   env.web.dir("/bench-files/", folder);
   env.web.page("/files-free.html", filesPage(`(${UNATTACHED_CODE})(${N});`));
   const steps = schedule(rounds);
-  const ms = new Map(WAYS.map(([how]) => [how, []]));
-  const where = new Map(WAYS.map(([how]) => [how, []])); // per round: breakdown's
-  const cpu = new Map(WAYS.map(([how]) => [how, []])); // per round: CPU seconds by process kind
+  const ms = new Map(WAYS.map((w) => [w.how, []]));
+  const where = new Map(WAYS.map((w) => [w.how, []])); // per round: breakdown's
+  const cpu = new Map(WAYS.map((w) => [w.how, []])); // per round: CPU seconds by process kind
   const problems = [];
   let at = -1; // the step running
   let cpu0; // the CPU times when the step began
@@ -364,7 +381,7 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
     watch();
     await freshServer(env);
     cpu0 = cpuNow();
-    return { how: steps[at].how, base: bucket(env, steps[at].how, steps[at].i, "-free") };
+    return { way: steps[at].way, base: bucket(env, steps[at].how, steps[at].i, "-free") };
   };
   env.web.route("/bench-free/", async (req, res) => {
     const answer = (v) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(v));
@@ -377,7 +394,7 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
         const { how, i } = steps[at];
         const cpu1 = cpuNow();
         ms.get(how).push(body.ms);
-        where.get(how).push(breakdown(body));
+        where.get(how).push(breakdown(body, steps[at].way.n));
         const used = { server: cpu1.server - cpu0.server };
         for (const [kind, t] of Object.entries(cpu1.kinds)) used[kind] = t - (cpu0.kinds[kind] ?? 0);
         cpu.get(how).push(used);
@@ -409,14 +426,14 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
     profile.remove();
     await env.ref.reset();
   }
-  const plain = ms.has("plain") ? median(ms.get("plain")) : NaN;
+  const base = ms.has(BASE) ? median(ms.get(BASE)) : NaN;
   console.log(
     `  without DevTools (a Chromium nothing is attached to; the same files fetched into Files in memory), ` +
-      `${rounds} rounds, medians: files per second${ms.has("plain") ? ", and the ratio to the plain start + PUT loop's" : ""}`,
+      `${rounds} rounds, medians: files per second${ms.has(BASE) ? ", and the ratio to the plain one-request loop's" : ""}`,
   );
-  for (const [how, label] of WAYS) {
+  for (const { how, label } of WAYS) {
     const m = median(ms.get(how));
-    const ratio = Number.isNaN(plain) ? "" : `   ${(plain / m).toFixed(2)}`;
+    const ratio = Number.isNaN(base) ? "" : `   ${(base / m).toFixed(2)}`;
     console.log(`  ${label.padEnd(46)}${(N / (m / 1000)).toFixed(1).padStart(8)}${ratio}`);
   }
   // Where the CPU went, per file (medians of the rounds): the browser's processes by kind, and
@@ -426,7 +443,7 @@ async function runUnattached(env, rounds, sizes, md5, folder) {
     "  CPU ms per file, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
       "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
   );
-  for (const [how, label] of WAYS) {
+  for (const { how, label } of WAYS) {
     const per = kinds.map((k) => ((median(cpu.get(how).map((u) => u[k] ?? 0)) * 1000) / N).toFixed(2));
     console.log(`  ${label.padEnd(46)}${per.map((v) => v.padStart(7)).join("")}`);
   }
@@ -450,7 +467,7 @@ export async function benchFiles(env, rounds) {
     });
     console.log(
       `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
-        `median ${(median(sizes) / 1e3).toFixed(0)} KB), ${CONCURRENCY} at a time, headless Chromium to the reference server ` +
+        `median ${(median(sizes) / 1e3).toFixed(0)} KB), 6 at a time, headless Chromium to the reference server ` +
         `over loopback (HTTP/1.1)${RTT_MS ? `, each answer ${RTT_MS} ms late (a round trip)` : ""}, ${rounds} rounds, medians; ` +
         `every object's size and MD5 checked`,
     );
@@ -479,9 +496,9 @@ const filesPage = (then = "") => `<!doctype html><meta charset="utf-8"><title>fi
 function schedule(rounds) {
   const steps = [];
   for (let i = 0; i < rounds; i++) {
-    const order = WAYS.map(([how]) => how);
+    const order = [...WAYS];
     for (let k = 0; k < i % order.length; k++) order.push(order.shift());
-    for (const how of order) steps.push({ how, i });
+    for (const way of order) steps.push({ way, how: way.how, i });
   }
   return steps;
 }
@@ -516,15 +533,15 @@ async function run(env, rounds, sizes, total, md5, paths) {
     const { metrics } = await cdp.send("Performance.getMetrics");
     return Object.fromEntries(metrics.map((m) => [m.name, m.value])).TaskDuration;
   };
-  const t = new Map(WAYS.map(([how]) => [how, []]));
+  const t = new Map(WAYS.map((w) => [w.how, []]));
   const problems = [];
-  for (const { how, i } of schedule(rounds)) {
+  for (const { way, how, i } of schedule(rounds)) {
     await freshServer(env);
     const [cpu0, main0] = [cpuNow(), await mainThread()];
     const base = bucket(env, how, i);
     const profiling = PROFILE && i === 0;
     if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
-    const run = await page.evaluate(([how, base]) => window.filesRun(how, base), [how, base]);
+    const run = await page.evaluate(([way, base]) => window.filesRun(way, base), [way, base]);
     if (profiling) printProfile(how, (await cdp.send("Profiler.stop")).profile);
     const [cpu1, main1] = [cpuNow(), await mainThread()];
     const log = await env.ref.log();
@@ -532,7 +549,7 @@ async function run(env, rounds, sizes, total, md5, paths) {
     const problem = await checkStored(env, how, i, sizes, md5);
     if (problem) problems.push(problem);
     t.get(how).push({
-      ...breakdown(run),
+      ...breakdown(run, way.n),
       requests: (log.length - preflights) / N,
       preflights: preflights / N,
       ms: run.ms,
@@ -551,7 +568,7 @@ async function run(env, rounds, sizes, total, md5, paths) {
     `  ${"way".padEnd(46)}${col("files/s", 8)}${col("MB/s", 7)}${col("req/file", 9)}${col("+preflights", 12)}` +
       `${col("browser CPU", 12)}${col("main thr.", 10)}${col("server CPU", 11)}   ms per file`,
   );
-  for (const [how, label] of WAYS) {
+  for (const { how, label } of WAYS) {
     const rs = t.get(how);
     const ms = median(rs.map((r) => r.ms));
     const per = (k) => (median(rs.map((r) => r[k])) / N).toFixed(2);
