@@ -53,7 +53,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM_ARGS, scratchDir } from "../test/browsers.mjs";
+import { CHROMIUM_ARGS, chromiumTrustArgs, scratchDir } from "../test/browsers.mjs";
 import { REPO_ROOT, pseudoRandomBytes, readBody, spawnGroup } from "../test/harness.mjs";
 import { median, pickedIn } from "./common.mjs";
 
@@ -61,28 +61,71 @@ const N = Number(process.env.BENCH_FILES_N ?? 300);
 const SEED = 0xf11e5;
 const MIN = 50_000;
 const MAX = 5_000_000;
-const RTT_MS = Number(process.env.BENCH_FILES_RTT ?? 0);
 const ATTACHED = process.env.BENCH_FILES_ATTACHED !== "0";
 const UNATTACHED = process.env.BENCH_FILES_UNATTACHED !== "0";
-if (!(RTT_MS >= 0)) throw new Error(`BENCH_FILES_RTT is ${process.env.BENCH_FILES_RTT}, not a round trip in ms`);
+const PROFILE = process.env.BENCH_FILES_PROFILE;
+
+// The links (BENCH_FILES_LINKS): "none" (loopback), "rttMS" (every answer MS ms late, no rate
+// limit) or "MBITS/MS" (bodies read at MBITS Mbit/s, every answer MS ms late), each applied by
+// the reference server to every request, preflights included (/_ref/config "link").
+function parseLink(s) {
+  let m;
+  if (s === "none") return { key: "none", name: "loopback", bitsPerSecond: 0, rttMs: 0 };
+  if ((m = /^rtt(\d+(?:\.\d+)?)$/.exec(s))) return { key: s, name: `a ${m[1]} ms round trip`, bitsPerSecond: 0, rttMs: Number(m[1]) };
+  if ((m = /^(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(s))) {
+    return { key: `${m[1]}-${m[2]}`, name: `${m[1]} Mbit/s up with ${m[2]} ms`, bitsPerSecond: Number(m[1]) * 1e6, rttMs: Number(m[2]) };
+  }
+  throw new Error(`BENCH_FILES_LINKS: ${s} is not "none", "rttMS" or "MBITS/MS"`);
+}
+// BENCH_FILES_RTT=MS, of old, is BENCH_FILES_LINKS=rttMS.
+const RTT = process.env.BENCH_FILES_RTT;
+const LINKS = (pickedIn("BENCH_FILES_LINKS") ?? (RTT ? [Number(RTT) ? `rtt${RTT}` : "none"] : ["none", "rtt20", "rtt60", "20/60", "3/150"])).map(parseLink);
+
+// With a rate, a row uploads the first of the files that the link carries in about this many
+// seconds (BENCH_FILES_LINK_SECONDS), and at least MIN_FILES (two for each of six slots).
+const LINK_SECONDS = Number(process.env.BENCH_FILES_LINK_SECONDS ?? 10);
+const MIN_FILES = 12;
+function filesFor(link, sizes) {
+  if (!link.bitsPerSecond) return sizes.length;
+  let n = 0, bytes = 0;
+  while (n < sizes.length && (8 * (bytes + sizes[n])) / link.bitsPerSecond <= LINK_SECONDS) bytes += sizes[n++];
+  return Math.min(sizes.length, Math.max(n, MIN_FILES));
+}
+
+// The HTTP versions (BENCH_FILES_HTTP: "1.1,2"): HTTP/1.1 to the reference server's http
+// origin, HTTP/2 to its https one.
+const H1 = "HTTP/1.1";
+const H2 = "HTTP/2";
+const VERSIONS = (pickedIn("BENCH_FILES_HTTP") ?? ["1.1", "2"]).map((v) => {
+  if (v !== "1.1" && v !== "2") throw new Error(`BENCH_FILES_HTTP: ${v} is not 1.1 or 2`);
+  return v === "1.1" ? H1 : H2;
+});
 
 // The ways, as the page runs them (filesRun): kind "queue" (one mu.queue of `n`, each file
 // added with `options`; `blobs`: each File handed over as file.slice()), "loops" (`n` loops of
 // mu.upload), "plain" (`n` loops of a session start and one PUT), "media" (`n` loops of one
-// media POST) or "uppy" (Uppy with XHR upload, limit `n`).
+// media POST) or "uppy" (Uppy with XHR upload, limit `n`); `rows`: where each runs unless
+// BENCH_FILES_WAYS names ways (those alone, everywhere): the module's defaults, the plain
+// one-request loop and Uppy everywhere, the others on loopback, where the module's own cost shows.
+const everywhere = () => true;
+const onLoopback = (link) => !link.bitsPerSecond && !link.rttMs;
 const ALL_WAYS = [
-  { how: "queue", label: "module: mu.queue({ concurrency: 6 }), defaults", kind: "queue", n: 6 },
-  { how: "queueResumable", label: "module: mu.queue, uploadType \"resumable\"", kind: "queue", n: 6, options: { uploadType: "resumable" } },
-  { how: "queue0", label: "module: mu.queue, resumable, chunkSize 0", kind: "queue", n: 6, options: { uploadType: "resumable", chunkSize: 0 } },
-  { how: "queueBlob", label: "module: mu.queue, defaults, file.slice() Blobs", kind: "queue", n: 6, blobs: true },
-  { how: "loops", label: "module: 6 loops of mu.upload, defaults", kind: "loops", n: 6 },
-  { how: "plain", label: "plain fetch: start + 1 PUT, 6 loops", kind: "plain", n: 6 },
-  { how: "media", label: "plain fetch: 1 media POST, 6 loops", kind: "media", n: 6 },
-  { how: "uppy", label: "Uppy 6 + @uppy/xhr-upload, limit 6", kind: "uppy", n: 6 },
+  { how: "queue", label: "module: mu.queue({ concurrency: 6 }), defaults", kind: "queue", n: 6, rows: everywhere },
+  { how: "queueResumable", label: "module: mu.queue, uploadType \"resumable\"", kind: "queue", n: 6, options: { uploadType: "resumable" }, rows: onLoopback },
+  { how: "queue0", label: "module: mu.queue, resumable, chunkSize 0", kind: "queue", n: 6, options: { uploadType: "resumable", chunkSize: 0 }, rows: onLoopback },
+  { how: "queueBlob", label: "module: mu.queue, defaults, file.slice() Blobs", kind: "queue", n: 6, blobs: true, rows: onLoopback },
+  { how: "loops", label: "module: 6 loops of mu.upload, defaults", kind: "loops", n: 6, rows: onLoopback },
+  { how: "plain", label: "plain fetch: start + 1 PUT, 6 loops", kind: "plain", n: 6, rows: onLoopback },
+  { how: "media", label: "plain fetch: 1 media POST, 6 loops", kind: "media", n: 6, rows: everywhere },
+  { how: "uppy", label: "Uppy 6 + @uppy/xhr-upload, limit 6", kind: "uppy", n: 6, rows: everywhere },
 ];
 const CHOSEN = pickedIn("BENCH_FILES_WAYS");
-const WAYS = CHOSEN ? ALL_WAYS.filter((w) => CHOSEN.includes(w.how)) : ALL_WAYS;
-if (!WAYS.length) throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map((w) => w.how).join(", ")}`);
+if (CHOSEN && !ALL_WAYS.some((w) => CHOSEN.includes(w.how))) {
+  throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map((w) => w.how).join(", ")}`);
+}
+// What the page needs of a way.
+const forPage = ({ kind, n, options, blobs }) => ({ kind, n, options, blobs });
+const waysFor = (link, version) => ALL_WAYS.filter((w) => (CHOSEN ? CHOSEN.includes(w.how) : w.rows(link, version)));
 // The way every other is compared with: the plain one-request loop, the requests the module's
 // default makes for a small file.
 const BASE = "media";
@@ -220,23 +263,20 @@ const FILES_CODE = () => {
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
-const PROFILE = process.env.BENCH_FILES_PROFILE;
-
 // Writes a DevTools CPU profile of one way's round and prints its functions of most self time,
-// in ms per file.
-function printProfile(how, profile) {
-  writeFileSync(`${PROFILE}-${how}.cpuprofile`, JSON.stringify(profile));
+// in ms per file (n files).
+function printProfile(name, profile, n) {
+  writeFileSync(`${PROFILE}-${name}.cpuprofile`, JSON.stringify(profile));
   const self = new Map();
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   for (let k = 1; k < profile.samples.length; k++) {
-    const n = byId.get(profile.samples[k]);
-    const f = n.callFrame;
+    const f = byId.get(profile.samples[k]).callFrame;
     const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
     self.set(key, (self.get(key) ?? 0) + profile.timeDeltas[k] / 1000);
   }
   const busy = sum([...self].filter(([k]) => k !== "(idle) :0").map(([, v]) => v));
-  console.log(`  profile of ${how}: ${(busy / N).toFixed(2)} ms per file not idle; most self time, ms per file:`);
-  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${(v / N).toFixed(3)}  ${k}`);
+  console.log(`  profile of ${name}: ${(busy / n).toFixed(2)} ms per file not idle; most self time, ms per file:`);
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${(v / n).toFixed(3)}  ${k}`);
 }
 
 // CPU seconds so far of this process's descendants, split into the browser's processes and the
@@ -322,139 +362,259 @@ function breakdown(run, slots) {
   return { toFirst, between, toEnd, server, slot, inFlight, duration };
 }
 
-// Prints where a file's time went, per way (t: each way's rounds, each with breakdown's fields).
-function printWhere(t) {
+// A row of the output: one half's rounds over one link and HTTP version, each way's rounds'
+// records (endStep) kept by round, and the problems seen.
+function newRow(half, link, version, n) {
+  const ways = waysFor(link, version);
+  return { half, link, version, n, ways, rounds: new Map(ways.map((w) => [w.how, []])), problems: [] };
+}
+
+// The steps of a page's rows, in order: each row's rounds in turn, each round one way further on
+// than the one before, so that a slow moment of the machine hits each way alike.
+function stepsOf(rows, rounds) {
+  const steps = [];
+  for (const row of rows) {
+    for (let i = 0; i < rounds; i++) {
+      const order = [...row.ways];
+      for (let k = 0; k < i % order.length; k++) order.push(order.shift());
+      for (const way of order) steps.push({ row, way, i });
+    }
+  }
+  return steps;
+}
+
+// Before a step: the reference server as the step finds it (nothing stored, the row's link),
+// the bucket it uploads to, and the CPU times so far.
+async function beginStep(env, { row, way, i }) {
+  await env.ref.reset();
+  const { bitsPerSecond, rttMs } = row.link;
+  if (bitsPerSecond || rttMs) await env.ref.config({ link: { bitsPerSecond, rttMs } });
+  // A bucket of its own for each row, way and round: browsers cache preflights by URL, and a
+  // way must not find those of another one's uploads.
+  const origin = row.version === H1 ? env.ref.httpURL : env.ref.url;
+  const base = `${origin}/upload/storage/v1/b/files-${row.link.key}-${row.version === H1 ? "h1" : "h2"}-${way.how}-${i}/o`;
+  return { base, cpu: cpuNow() };
+}
+
+// After a step: its round's record in its row (returned), or a problem where the page's run
+// failed (run.error). The record holds the time, the requests and preflights per file and the
+// HTTP version they went over (the server's log), the CPU used since cpu0, and where a file's
+// time went (breakdown); every stored object's size and MD5 is checked.
+async function endStep(env, { row, way, i }, run, cpu0, files) {
+  const cpu1 = cpuNow();
+  const problem = (what) => row.problems.push(`${way.label}, round ${i + 1}: ${what}`);
+  if (run.error) return void problem(run.error);
+  const log = await env.ref.log();
+  const preflights = log.filter((e) => e.kind === "preflight").length;
+  const want = row.version === H1 ? "HTTP/1.1" : "HTTP/2.0";
+  const other = log.filter((e) => e.proto !== want);
+  if (other.length) problem(`${other.length} of ${log.length} requests over ${other[0].proto}, not ${want}`);
+  const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
+  const bad = objs.filter((o) => o.md5Hash !== files.md5.get(files.sizes[Number(o.name.slice(1, -4))])).length;
+  if (objs.length !== row.n || bad) problem(`${objs.length} objects stored, ${bad} wrong`);
+  const kinds = {};
+  for (const [kind, t] of Object.entries(cpu1.kinds)) kinds[kind] = t - (cpu0.kinds[kind] ?? 0);
+  const record = {
+    i,
+    ms: run.ms,
+    setupMs: run.setupMs,
+    requests: (log.length - preflights) / row.n,
+    preflights: preflights / row.n,
+    browserCPU: cpu1.browser - cpu0.browser,
+    serverCPU: cpu1.server - cpu0.server,
+    kinds,
+    ...breakdown(run, way.n),
+  };
+  row.rounds.get(way.how).push(record);
+  return record;
+}
+
+const col = (s, w) => String(s).padStart(w);
+
+// Prints a row: per way, files per second and MB/s, its rate over the plain one-request
+// loop's (the median of each round's own ratio), the requests and preflights per file, the
+// CPU per file; the CPU by Chromium's process kinds where known; where a file's time goes.
+function printRow(row, files) {
+  const { n, link } = row;
+  const bytes = sum(files.sizes.slice(0, n));
+  const rounds = Math.max(...[...row.rounds.values()].map((rs) => rs.length));
   console.log(
-    `  where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
+    `  ${row.half}, ${link.name}, ${row.version}: ${n} files (${(bytes / 1e6).toFixed(1)} MB` +
+      `${link.bitsPerSecond ? `, ${((8 * bytes) / link.bitsPerSecond).toFixed(1)} s at the link's rate` : ""}), ${rounds} rounds, medians`,
+  );
+  const base = row.rounds.get(BASE) ?? [];
+  const main = [...row.rounds.values()].some((rs) => rs.some((r) => r.mainMs !== undefined));
+  console.log(
+    `    ${"way".padEnd(48)}${col("files/s", 8)}${col("MB/s", 6)}${col("x 1-req", 8)}${col("req/file", 9)}${col("+preflights", 12)}` +
+      `${col("browser CPU", 12)}${col("server CPU", 11)}${main ? col("main thr.", 10) : ""}   ms per file`,
+  );
+  for (const way of row.ways) {
+    const rs = row.rounds.get(way.how);
+    if (!rs.length) {
+      console.log(`    ${way.label.padEnd(48)}${col("-", 8)}`);
+      continue;
+    }
+    const ms = median(rs.map((r) => r.ms));
+    const per = (k, scale = 1000) => ((median(rs.map((r) => r[k])) * scale) / n).toFixed(2);
+    const ratios = rs.flatMap((r) => base.filter((b) => b.i === r.i).map((b) => b.ms / r.ms));
+    console.log(
+      `    ${way.label.padEnd(48)}${col((n / (ms / 1000)).toFixed(1), 8)}${col((bytes / 1e6 / (ms / 1000)).toFixed(0), 6)}` +
+        `${col(ratios.length ? median(ratios).toFixed(2) : "-", 8)}` +
+        `${col(median(rs.map((r) => r.requests)).toFixed(2), 9)}${col(median(rs.map((r) => r.preflights)).toFixed(2), 12)}` +
+        `${col(per("browserCPU"), 12)}${col(per("serverCPU"), 11)}${main ? col(per("mainMs", 1), 10) : ""}` +
+        `${way.kind === "uppy" ? `   (addFiles ${median(rs.map((r) => r.setupMs)).toFixed(0)} ms of the time)` : ""}`,
+    );
+  }
+  console.log(
+    `    (x 1-req: the way's rate over the plain one-request loop's; req/file and preflights: the server's log; CPU: ms per ` +
+      `file over the round, the browser's processes and the server's from /proc${main ? ", the page's main thread from DevTools' TaskDuration" : ""})`,
+  );
+  printKinds(row);
+  printWhere(row);
+  for (const p of row.problems) console.log(`    ${p}`);
+}
+
+// Where the CPU went, per file (medians of the rounds), by Chromium's process kinds, if known.
+function printKinds(row) {
+  const kinds = ["renderer", "main", "utility", "browser"];
+  if (![...row.rounds.values()].some((rs) => rs.some((r) => r.kinds.renderer !== undefined))) return;
+  console.log(
+    "    CPU ms per file by process, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
+      "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
+  );
+  for (const way of row.ways) {
+    const rs = row.rounds.get(way.how);
+    if (!rs.length) continue;
+    const per = [...kinds.map((k) => median(rs.map((r) => r.kinds[k] ?? 0))), median(rs.map((r) => r.serverCPU))];
+    console.log(`    ${way.label.padEnd(48)}${per.map((v) => ((v * 1000) / row.n).toFixed(2).padStart(7)).join("")}`);
+  }
+}
+
+// Prints where a file's time went, per way of a row.
+function printWhere(row) {
+  console.log(
+    `    where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
       `requests (sum), in the server (call to answer, summed), last answer -> its end; a file's end -> the next start in its slot`,
   );
-  for (const { how, label } of WAYS) {
-    if (how === "uppy") continue; // XMLHttpRequest: not seen by the fetch wrapper
-    const rs = t.get(how);
+  for (const way of row.ways) {
+    const rs = row.rounds.get(way.how);
+    if (way.kind === "uppy" || !rs.length) continue; // Uppy: XMLHttpRequest, not seen by the fetch wrapper
     const all = (k) => median(rs.flatMap((r) => r[k])).toFixed(2);
     console.log(
-      `  ${label.padEnd(46)} first ${all("toFirst")}, between ${all("between")}, server ${all("server")}, ` +
+      `    ${way.label.padEnd(48)} first ${all("toFirst")}, between ${all("between")}, server ${all("server")}, ` +
         `to end ${all("toEnd")}; slot ${all("slot")}; whole file ${all("duration")}; in flight ${median(rs.map((r) => r.inFlight)).toFixed(1)}`,
     );
   }
 }
 
-// Runs in a page that nothing is attached to (runUnattached): takes the files, then runs the
-// ways in the order Node gives them, telling it how each went (its time, the files' marks and
-// the requests' times).
-const UNATTACHED_CODE = async (n) => {
-  const post = async (path, body) => (await fetch(`/bench-free/${path}`, { method: "POST", body: JSON.stringify(body) })).json();
+// Runs in a page that drives itself (runFree): takes the first n files, then runs the ways in
+// the order Node gives them, telling it (at path) how each went: its time, the files' marks and
+// the requests' times, or its error.
+const FREE_CODE = async (n, path) => {
+  const post = async (what, body) => (await fetch(path + what, { method: "POST", body: JSON.stringify(body) })).json();
   try {
+    if (window.ready !== "ok") throw new Error(window.ready);
     let step = await post("files", { sizes: await window.fetchFiles(n) });
     while (step.way) {
-      const { ms, mark, requests } = await window.filesRun(step.way, step.base);
-      step = await post("ran", { ms, mark, requests });
+      let ran;
+      try {
+        ran = await window.filesRun(step.way, step.base);
+      } catch (e) {
+        ran = { error: String(e?.message ?? e) };
+      }
+      step = await post("ran", ran);
     }
   } catch (e) {
     await post("error", { message: String(e?.stack ?? e) });
   }
 };
 
-// The ways again, in a Chromium started with nothing attached (see the file's comment).
-async function runUnattached(env, rounds, sizes, md5, folder) {
-  env.web.dir("/bench-files/", folder);
-  env.web.page("/files-free.html", filesPage(`(${UNATTACHED_CODE})(${N});`));
-  const steps = schedule(rounds);
-  const ms = new Map(WAYS.map((w) => [w.how, []]));
-  const where = new Map(WAYS.map((w) => [w.how, []])); // per round: breakdown's
-  const cpu = new Map(WAYS.map((w) => [w.how, []])); // per round: CPU seconds by process kind
-  const problems = [];
-  let at = -1; // the step running
-  let cpu0; // the CPU times when the step began
-  let finish, fail, watchdog;
-  const finished = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
-  // Ten minutes without word from the page (a page that did not load, a step that never
-  // ends) end the part.
-  const watch = () => {
-    clearTimeout(watchdog);
-    watchdog = setTimeout(() => fail(new Error(`the unattached page: no word in 10 minutes (step ${at + 1} of ${steps.length})`)), 600_000);
-  };
-  watch();
-  // The next step for the page, the server made fresh for it ({} after the last).
-  const next = async () => {
-    if (++at === steps.length) return finish(), {};
+let freePages = 0;
+
+// The rows of one half whose pages drive themselves (see the file's comment): per link, a page
+// that open(url) opens ({ close(), failed }: failed rejects if the browser ends first), which
+// fetches the link's files into Files in memory and runs every step Node gives it.
+async function runFree(env, half, rounds, files, open) {
+  const rows = [];
+  for (const link of LINKS) {
+    const n = filesFor(link, files.sizes);
+    const linkRows = VERSIONS.map((v) => newRow(half, link, v, n));
+    const steps = stepsOf(linkRows, rounds);
+    const path = `/bench-free-${++freePages}/`;
+    env.web.page(`/files-free-${freePages}.html`, filesPage(`(${FREE_CODE})(${n}, ${JSON.stringify(path)});`));
+    let at = -1; // the step running
+    let cpu0; // the CPU times when it began
+    let finish, fail, watchdog;
+    const finished = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
+    // Ten minutes without word from the page (a page that did not load, a step that never
+    // ends) end the part.
+    const watch = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => fail(new Error(`${half}: no word from the page in 10 minutes (step ${at + 1} of ${steps.length})`)), 600_000);
+    };
     watch();
-    await freshServer(env);
-    cpu0 = cpuNow();
-    return { way: steps[at].way, base: bucket(env, steps[at].how, steps[at].i, "-free") };
-  };
-  env.web.route("/bench-free/", async (req, res) => {
-    const answer = (v) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(v));
-    try {
-      const body = JSON.parse((await readBody(req)).toString() || "{}");
-      const what = req.url.slice("/bench-free/".length);
-      if (what === "error") throw new Error(`the unattached page: ${body.message}`);
-      if (what === "files" && body.sizes.join() !== sizes.join()) throw new Error("the files fetched are not the files written");
-      if (what === "ran") {
-        const { how, i } = steps[at];
-        const cpu1 = cpuNow();
-        ms.get(how).push(body.ms);
-        where.get(how).push(breakdown(body, steps[at].way.n));
-        const used = { server: cpu1.server - cpu0.server };
-        for (const [kind, t] of Object.entries(cpu1.kinds)) used[kind] = t - (cpu0.kinds[kind] ?? 0);
-        cpu.get(how).push(used);
-        const problem = await checkStored(env, how, i, sizes, md5);
-        if (problem) problems.push(problem);
+    // The next step for the page ({} after the last).
+    const next = async () => {
+      if (++at === steps.length) return finish(), {};
+      watch();
+      const { base, cpu } = await beginStep(env, steps[at]);
+      cpu0 = cpu;
+      return { way: forPage(steps[at].way), base };
+    };
+    env.web.route(path, async (req, res) => {
+      const answer = (v) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(v));
+      try {
+        const body = JSON.parse((await readBody(req)).toString() || "{}");
+        const what = req.url.slice(path.length);
+        if (what === "error") throw new Error(`${half}: the page: ${body.message}`);
+        if (what === "files" && body.sizes.join() !== files.sizes.slice(0, n).join()) throw new Error("the files fetched are not the files written");
+        if (what === "ran") await endStep(env, steps[at], body, cpu0, files);
+        answer(await next());
+      } catch (err) {
+        answer({});
+        fail(err);
       }
-      answer(await next());
-    } catch (err) {
-      answer({});
-      fail(err);
+    });
+    const page = await open(`${env.web.url}/files-free-${freePages}.html`);
+    try {
+      await Promise.race([finished, page.failed]);
+    } finally {
+      clearTimeout(watchdog);
+      await page.close();
+      await env.ref.reset();
     }
-  });
+    for (const row of linkRows) printRow(row, files);
+    rows.push(...linkRows);
+  }
+  return rows;
+}
+
+// Opens the free page in a Chromium started with nothing attached (a process group of its own:
+// close() ends the browser and its child processes), trusting the reference server's certificate.
+const chromiumAlone = (env) => async (url) => {
   const profile = scratchDir("mediaupload-bench-unattached-");
-  // A process group of its own: stop() ends the browser and its child processes.
   const browser = spawnGroup(process.env.CHROMIUM ?? "/usr/bin/chromium", [
     ...CHROMIUM_ARGS,
+    ...chromiumTrustArgs({ spki: env.ref.spki }),
     `--user-data-dir=${profile.dir}`,
-    `${env.web.url}/files-free.html`,
+    url,
   ]);
   browser.child.stdout.resume(); // nothing reads what it logs
   browser.child.stderr.resume();
-  const exited = new Promise((_, reject) => browser.child.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before the end`))));
-  exited.catch(() => {}); // it exits when stopped below, after the end
-  try {
-    await Promise.race([finished, exited]);
-  } finally {
-    clearTimeout(watchdog);
-    await browser.stop();
-    profile.remove();
-    await env.ref.reset();
-  }
-  const base = ms.has(BASE) ? median(ms.get(BASE)) : NaN;
-  console.log(
-    `  without DevTools (a Chromium nothing is attached to; the same files fetched into Files in memory), ` +
-      `${rounds} rounds, medians: files per second${ms.has(BASE) ? ", and the ratio to the plain one-request loop's" : ""}`,
-  );
-  for (const { how, label } of WAYS) {
-    const m = median(ms.get(how));
-    const ratio = Number.isNaN(base) ? "" : `   ${(base / m).toFixed(2)}`;
-    console.log(`  ${label.padEnd(46)}${(N / (m / 1000)).toFixed(1).padStart(8)}${ratio}`);
-  }
-  // Where the CPU went, per file (medians of the rounds): the browser's processes by kind, and
-  // the server.
-  const kinds = ["renderer", "main", "utility", "browser", "server"];
-  console.log(
-    "  CPU ms per file, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
-      "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
-  );
-  for (const { how, label } of WAYS) {
-    const per = kinds.map((k) => ((median(cpu.get(how).map((u) => u[k] ?? 0)) * 1000) / N).toFixed(2));
-    console.log(`  ${label.padEnd(46)}${per.map((v) => v.padStart(7)).join("")}`);
-  }
-  printWhere(where);
-  for (const p of problems) console.log(`  ${p}`);
-}
+  const failed = new Promise((_, reject) => browser.child.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before the end`))));
+  failed.catch(() => {}); // it exits when closed, after the end
+  return {
+    failed,
+    close: async () => {
+      await browser.stop();
+      profile.remove();
+    },
+  };
+};
 
-/** Runs the files part in env (bench.mjs's: Chromium, the reference server) and prints it. */
+/** Runs the files part in env (bench.mjs's: Chromium, the reference server with tls) and prints it. */
 export async function benchFiles(env, rounds) {
   const sizes = fileSizes();
-  const total = sum(sizes);
   // File i holds the first sizes[i] bytes of one block.
   const block = pseudoRandomBytes(Math.max(...sizes), SEED);
   const md5 = new Map(sizes.map((n) => [n, createHash("md5").update(block.subarray(0, n)).digest("base64")]));
@@ -465,124 +625,81 @@ export async function benchFiles(env, rounds) {
       writeFileSync(path, block.subarray(0, n));
       return path;
     });
+    const files = { sizes, md5, paths };
+    const total = sum(sizes);
     console.log(
       `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
-        `median ${(median(sizes) / 1e3).toFixed(0)} KB), 6 at a time, headless Chromium to the reference server ` +
-        `over loopback (HTTP/1.1)${RTT_MS ? `, each answer ${RTT_MS} ms late (a round trip)` : ""}, ${rounds} rounds, medians; ` +
-        `every object's size and MD5 checked`,
+        `median ${(median(sizes) / 1e3).toFixed(0)} KB; over a link with a rate, the first of them that it carries in about ` +
+        `${LINK_SECONDS} s, at least ${MIN_FILES}), to the reference server over ${LINKS.map((l) => l.name).join(", ")} ` +
+        `(HTTP/1.1 to its http origin, HTTP/2 to its https one; every request checked in its log to have gone over the version named), ` +
+        `${rounds} rounds, medians; every object's size and MD5 checked`,
     );
+    env.web.dir("/bench-files/", folder.dir);
     env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
-    if (ATTACHED) await run(env, rounds, sizes, total, md5, paths);
-    if (UNATTACHED) await runUnattached(env, rounds, sizes, md5, folder.dir);
+    env.web.page("/files.html", filesPage());
+    if (ATTACHED) await runAttached(env, rounds, files);
+    if (UNATTACHED) await runFree(env, "Chromium, nothing attached", rounds, files, chromiumAlone(env));
   } finally {
     folder.remove();
   }
 }
 
-// The bench page: the ways (FILES_CODE), Uppy and the module loaded, then `then` (a script's
-// text) run.
+// The bench page: the ways (FILES_CODE), Uppy and the module loaded (window.ready: "ok", or
+// what failed), then `then` (a script's text) run.
 const filesPage = (then = "") => `<!doctype html><meta charset="utf-8"><title>files bench</title>
     <input type="file" id="pick" multiple>
     <script type="module">
       (${FILES_CODE})();
-      window.UppyLib = await import("/node_modules/uppy/dist/uppy.min.mjs");
-      const { load } = await import("/dist/mediaupload.js");
-      window.mu = await load();
-      window.ready = true;
+      try {
+        window.UppyLib = await import("/node_modules/uppy/dist/uppy.min.mjs");
+        const { load } = await import("/dist/mediaupload.js");
+        window.mu = await load();
+        window.ready = "ok";
+      } catch (e) {
+        window.ready = "load: " + (e && e.message || e);
+      }
       ${then}
     </script>`;
 
-// Each way's rounds in their order: each round starts one way further on.
-function schedule(rounds) {
-  const steps = [];
-  for (let i = 0; i < rounds; i++) {
-    const order = [...WAYS];
-    for (let k = 0; k < i % order.length; k++) order.push(order.shift());
-    for (const way of order) steps.push({ way, how: way.how, i });
+// The attached half: bench.mjs's Chromium, driven through DevTools, the Files picked from disk;
+// per link a page of its own (what the module learns of a link stays with its page).
+async function runAttached(env, rounds, files) {
+  const rows = [];
+  for (const link of LINKS) {
+    const n = filesFor(link, files.sizes);
+    const linkRows = VERSIONS.map((v) => newRow("Chromium, DevTools attached", link, v, n));
+    const page = await env.openPage("/files.html");
+    const cdp = await env.browser.context.newCDPSession(page);
+    try {
+      const ready = await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
+      if ((await ready.jsonValue()) !== "ok") throw new Error(`the files page: ${await ready.jsonValue()}`);
+      await page.setInputFiles("#pick", files.paths.slice(0, n));
+      const picked = await page.evaluate(() => window.takeFiles());
+      if (picked.join() !== files.sizes.slice(0, n).join()) throw new Error("the files picked are not the files written");
+      await cdp.send("Performance.enable");
+      const mainThread = async () => {
+        const { metrics } = await cdp.send("Performance.getMetrics");
+        return Object.fromEntries(metrics.map((m) => [m.name, m.value])).TaskDuration;
+      };
+      for (const step of stepsOf(linkRows, rounds)) {
+        const { base, cpu } = await beginStep(env, step);
+        const main0 = await mainThread();
+        const profiling = PROFILE && step.i === 0;
+        if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
+        const run = await page.evaluate(([way, base]) => window.filesRun(way, base), [forPage(step.way), base]).catch((err) => ({ error: err.message }));
+        const name = `${link.key}-${step.row.version === H1 ? "h1" : "h2"}-${step.way.how}`;
+        if (profiling) printProfile(name, (await cdp.send("Profiler.stop")).profile, n);
+        const main1 = await mainThread();
+        const record = await endStep(env, step, run, cpu, files);
+        if (record) record.mainMs = (main1 - main0) * 1000;
+      }
+    } finally {
+      await cdp.detach();
+      await page.close();
+      await env.ref.reset();
+    }
+    for (const row of linkRows) printRow(row, files);
+    rows.push(...linkRows);
   }
-  return steps;
-}
-
-// Whether round i of way `how` stored every file whole: a problem's text, or null.
-async function checkStored(env, how, i, sizes, md5) {
-  const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
-  const bad = objs.filter((o) => o.md5Hash !== md5.get(sizes[Number(o.name.slice(1, -4))])).length;
-  return objs.length !== N || bad ? `${how}, round ${i + 1}: ${objs.length} objects stored, ${bad} wrong` : null;
-}
-
-// The reference server as each run finds it: nothing stored, the link of BENCH_FILES_RTT.
-async function freshServer(env) {
-  await env.ref.reset();
-  if (RTT_MS) await env.ref.config({ link: { bitsPerSecond: 0, rttMs: RTT_MS } });
-}
-
-// A bucket of its own for each way and round: Chromium caches preflights by URL, and a way must
-// not find those of another one's uploads.
-const bucket = (env, how, i, where = "") => `${env.ref.httpURL}/upload/storage/v1/b/files${where}-${how}-${i}/o`;
-
-async function run(env, rounds, sizes, total, md5, paths) {
-  env.web.page("/files.html", filesPage());
-  const page = await env.openPage("/files.html");
-  await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
-  await page.setInputFiles("#pick", paths);
-  const picked = await page.evaluate(() => window.takeFiles());
-  if (picked.join() !== sizes.join()) throw new Error("the files picked are not the files written");
-  const cdp = await env.browser.context.newCDPSession(page);
-  await cdp.send("Performance.enable");
-  const mainThread = async () => {
-    const { metrics } = await cdp.send("Performance.getMetrics");
-    return Object.fromEntries(metrics.map((m) => [m.name, m.value])).TaskDuration;
-  };
-  const t = new Map(WAYS.map((w) => [w.how, []]));
-  const problems = [];
-  for (const { way, how, i } of schedule(rounds)) {
-    await freshServer(env);
-    const [cpu0, main0] = [cpuNow(), await mainThread()];
-    const base = bucket(env, how, i);
-    const profiling = PROFILE && i === 0;
-    if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
-    const run = await page.evaluate(([way, base]) => window.filesRun(way, base), [way, base]);
-    if (profiling) printProfile(how, (await cdp.send("Profiler.stop")).profile);
-    const [cpu1, main1] = [cpuNow(), await mainThread()];
-    const log = await env.ref.log();
-    const preflights = log.filter((e) => e.kind === "preflight").length;
-    const problem = await checkStored(env, how, i, sizes, md5);
-    if (problem) problems.push(problem);
-    t.get(how).push({
-      ...breakdown(run, way.n),
-      requests: (log.length - preflights) / N,
-      preflights: preflights / N,
-      ms: run.ms,
-      setupMs: run.setupMs,
-      browserCPU: (cpu1.browser - cpu0.browser) * 1000,
-      serverCPU: (cpu1.server - cpu0.server) * 1000,
-      mainMs: (main1 - main0) * 1000,
-    });
-  }
-  await env.ref.reset();
-  await cdp.detach();
-  await page.close();
-
-  const col = (s, w) => String(s).padStart(w);
-  console.log(
-    `  ${"way".padEnd(46)}${col("files/s", 8)}${col("MB/s", 7)}${col("req/file", 9)}${col("+preflights", 12)}` +
-      `${col("browser CPU", 12)}${col("main thr.", 10)}${col("server CPU", 11)}   ms per file`,
-  );
-  for (const { how, label } of WAYS) {
-    const rs = t.get(how);
-    const ms = median(rs.map((r) => r.ms));
-    const per = (k) => (median(rs.map((r) => r[k])) / N).toFixed(2);
-    console.log(
-      `  ${label.padEnd(46)}${col((N / (ms / 1000)).toFixed(1), 8)}${col((total / 1e6 / (ms / 1000)).toFixed(0), 7)}` +
-        `${col(median(rs.map((r) => r.requests)).toFixed(2), 9)}${col(median(rs.map((r) => r.preflights)).toFixed(2), 12)}` +
-        `${col(per("browserCPU"), 12)}${col(per("mainMs"), 10)}` +
-        `${col(per("serverCPU"), 11)}${how === "uppy" ? `   (addFiles ${median(rs.map((r) => r.setupMs)).toFixed(0)} ms of the time)` : ""}`,
-    );
-  }
-  printWhere(t);
-  console.log(
-    `  (req/file and preflights per file: the server's log; CPU columns: ms per file over the round, all of the browser's ` +
-      `processes and the server's from /proc, and the page's main thread from DevTools' TaskDuration)`,
-  );
-  for (const p of problems) console.log(`  ${p}`);
+  return rows;
 }
