@@ -53,8 +53,8 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM_ARGS, chromiumTrustArgs, scratchDir } from "../test/browsers.mjs";
-import { REPO_ROOT, pseudoRandomBytes, readBody, spawnGroup } from "../test/harness.mjs";
+import { CHROMIUM_ARGS, ENGINES, chromiumTrustArgs, scratchDir } from "../test/browsers.mjs";
+import { REPO_ROOT, pseudoRandomBytes, readBody, spawnGroup, startAll } from "../test/harness.mjs";
 import { median, pickedIn } from "./common.mjs";
 
 const N = Number(process.env.BENCH_FILES_N ?? 300);
@@ -64,6 +64,9 @@ const MAX = 5_000_000;
 const ATTACHED = process.env.BENCH_FILES_ATTACHED !== "0";
 const UNATTACHED = process.env.BENCH_FILES_UNATTACHED !== "0";
 const PROFILE = process.env.BENCH_FILES_PROFILE;
+// The engines (BENCH_FILES_ENGINES), in this order: Chromium's two halves, Firefox, WebKit.
+const ENGINES_RUN = pickedIn("BENCH_FILES_ENGINES") ?? ENGINES;
+for (const e of ENGINES_RUN) if (!ENGINES.includes(e)) throw new Error(`BENCH_FILES_ENGINES: unknown engine ${e} (one of ${ENGINES})`);
 
 // The links (BENCH_FILES_LINKS): "none" (loopback), "rttMS" (every answer MS ms late, no rate
 // limit) or "MBITS/MS" (bodies read at MBITS Mbit/s, every answer MS ms late), each applied by
@@ -279,11 +282,11 @@ function printProfile(name, profile, n) {
   for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${(v / n).toFixed(3)}  ${k}`);
 }
 
-// CPU seconds so far of this process's descendants, split into the browser's processes and the
-// rest (the reference server: `go run` and its binary), from /proc; and the browser's split by
-// its processes' kinds (Chromium's --type: renderer, utility (the network service), gpu-process,
-// zygote; the browser process has none; a child writes its arguments over its command line, one
-// space between).
+// CPU seconds so far of this process's descendants, from /proc: the reference servers' (`go run`
+// and its binary), Chromium's processes' (split by their kinds: Chromium's --type: renderer,
+// utility (the network service), gpu-process, zygote; the browser process has none; a child
+// writes its arguments over its command line, one space between) and the other browsers'
+// (Firefox's; WebKit's with its driver and its Xvfb).
 const TICK = 100; // USER_HZ on Linux
 function kindOf(pid) {
   try {
@@ -311,20 +314,22 @@ function cpuNow() {
     const p = /^\d+$/.test(d) ? statOf(`/proc/${d}/stat`) : null;
     if (p) procs.set(Number(d), p);
   }
-  const out = { browser: 0, server: 0, kinds: {} };
+  const out = { chromium: 0, other: 0, server: 0, kinds: {} };
   const mine = (pid) => {
     for (let p = pid, hops = 0; p > 1 && hops < 20; p = procs.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
     return false;
   };
   for (const [pid, p] of procs) {
     if (pid === process.pid || !mine(pid)) continue;
-    if (/chrom/i.test(p.comm)) {
-      out.browser += p.cpu;
+    if (/^go$|refserver/.test(p.comm)) out.server += p.cpu;
+    else if (!/chrom/i.test(p.comm)) out.other += p.cpu;
+    else {
+      out.chromium += p.cpu;
       const kind = kindOf(pid);
       out.kinds[kind] = (out.kinds[kind] ?? 0) + p.cpu;
       // A renderer's main thread (the page's JS, the module's Go) is its task of its own pid.
       if (kind === "renderer") out.kinds.main = (out.kinds.main ?? 0) + (statOf(`/proc/${pid}/task/${pid}/stat`)?.cpu ?? 0);
-    } else out.server += p.cpu;
+    }
   }
   return out;
 }
@@ -362,8 +367,8 @@ function breakdown(run, slots) {
   return { toFirst, between, toEnd, server, slot, inFlight, duration };
 }
 
-// A row of the output: one half's rounds over one link and HTTP version, each way's rounds'
-// records (endStep) kept by round, and the problems seen.
+// A row of the output: one half's rounds (half: { name, engine }) over one link and HTTP
+// version, each way's rounds' records (endStep) kept by round, and the problems seen.
 function newRow(half, link, version, n) {
   const ways = waysFor(link, version);
   return { half, link, version, n, ways, rounds: new Map(ways.map((w) => [w.how, []])), problems: [] };
@@ -412,15 +417,16 @@ async function endStep(env, { row, way, i }, run, cpu0, files) {
   const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
   const bad = objs.filter((o) => o.md5Hash !== files.md5.get(files.sizes[Number(o.name.slice(1, -4))])).length;
   if (objs.length !== row.n || bad) problem(`${objs.length} objects stored, ${bad} wrong`);
-  const kinds = {};
+  const kinds = {}; // Chromium's alone
   for (const [kind, t] of Object.entries(cpu1.kinds)) kinds[kind] = t - (cpu0.kinds[kind] ?? 0);
+  const browser = row.half.engine === "chromium" ? "chromium" : "other";
   const record = {
     i,
     ms: run.ms,
     setupMs: run.setupMs,
     requests: (log.length - preflights) / row.n,
     preflights: preflights / row.n,
-    browserCPU: cpu1.browser - cpu0.browser,
+    browserCPU: cpu1[browser] - cpu0[browser],
     serverCPU: cpu1.server - cpu0.server,
     kinds,
     ...breakdown(run, way.n),
@@ -439,7 +445,7 @@ function printRow(row, files) {
   const bytes = sum(files.sizes.slice(0, n));
   const rounds = Math.max(...[...row.rounds.values()].map((rs) => rs.length));
   console.log(
-    `  ${row.half}, ${link.name}, ${row.version}: ${n} files (${(bytes / 1e6).toFixed(1)} MB` +
+    `  ${row.half.name}, ${link.name}, ${row.version}: ${n} files (${(bytes / 1e6).toFixed(1)} MB` +
       `${link.bitsPerSecond ? `, ${((8 * bytes) / link.bitsPerSecond).toFixed(1)} s at the link's rate` : ""}), ${rounds} rounds, medians`,
   );
   const base = row.rounds.get(BASE) ?? [];
@@ -474,10 +480,10 @@ function printRow(row, files) {
   for (const p of row.problems) console.log(`    ${p}`);
 }
 
-// Where the CPU went, per file (medians of the rounds), by Chromium's process kinds, if known.
+// Where the CPU went, per file (medians of the rounds), by Chromium's process kinds.
 function printKinds(row) {
   const kinds = ["renderer", "main", "utility", "browser"];
-  if (![...row.rounds.values()].some((rs) => rs.some((r) => r.kinds.renderer !== undefined))) return;
+  if (row.half.engine !== "chromium") return;
   console.log(
     "    CPU ms per file by process, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
       "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
@@ -550,7 +556,7 @@ async function runFree(env, half, rounds, files, open) {
     // ends) end the part.
     const watch = () => {
       clearTimeout(watchdog);
-      watchdog = setTimeout(() => fail(new Error(`${half}: no word from the page in 10 minutes (step ${at + 1} of ${steps.length})`)), 600_000);
+      watchdog = setTimeout(() => fail(new Error(`${half.name}: no word from the page in 10 minutes (step ${at + 1} of ${steps.length})`)), 600_000);
     };
     watch();
     // The next step for the page ({} after the last).
@@ -566,7 +572,7 @@ async function runFree(env, half, rounds, files, open) {
       try {
         const body = JSON.parse((await readBody(req)).toString() || "{}");
         const what = req.url.slice(path.length);
-        if (what === "error") throw new Error(`${half}: the page: ${body.message}`);
+        if (what === "error") throw new Error(`${half.name}: the page: ${body.message}`);
         if (what === "files" && body.sizes.join() !== files.sizes.slice(0, n).join()) throw new Error("the files fetched are not the files written");
         if (what === "ran") await endStep(env, steps[at], body, cpu0, files);
         answer(await next());
@@ -630,15 +636,40 @@ export async function benchFiles(env, rounds) {
     console.log(
       `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
         `median ${(median(sizes) / 1e3).toFixed(0)} KB; over a link with a rate, the first of them that it carries in about ` +
-        `${LINK_SECONDS} s, at least ${MIN_FILES}), to the reference server over ${LINKS.map((l) => l.name).join(", ")} ` +
+        `${LINK_SECONDS} s, at least ${MIN_FILES}), from ${ENGINES_RUN.join(", ")} to the reference server over ${LINKS.map((l) => l.name).join(", ")} ` +
         `(HTTP/1.1 to its http origin, HTTP/2 to its https one; every request checked in its log to have gone over the version named), ` +
         `${rounds} rounds, medians; every object's size and MD5 checked`,
     );
-    env.web.dir("/bench-files/", folder.dir);
-    env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
-    env.web.page("/files.html", filesPage());
-    if (ATTACHED) await runAttached(env, rounds, files);
-    if (UNATTACHED) await runFree(env, "Chromium, nothing attached", rounds, files, chromiumAlone(env));
+    const serve = (env) => {
+      env.web.dir("/bench-files/", folder.dir);
+      env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
+      env.web.page("/files.html", filesPage());
+    };
+    if (ENGINES_RUN.includes("chromium")) {
+      serve(env);
+      if (ATTACHED) await runAttached(env, rounds, files);
+      if (UNATTACHED) await runFree(env, { name: "Chromium, nothing attached", engine: "chromium" }, rounds, files, chromiumAlone(env));
+    }
+    // Firefox and WebKit: each with its own browser and servers (harness.mjs), the free page in
+    // a tab of it.
+    for (const engine of ENGINES_RUN.filter((e) => e !== "chromium")) {
+      let e;
+      try {
+        e = await startAll({ engine, tls: true });
+      } catch (err) {
+        console.log(`  ${engine}: not measured: ${err?.message ?? err}`);
+        continue;
+      }
+      try {
+        serve(e);
+        await runFree(e, { name: e.engineVersion, engine }, rounds, files, async (url) => {
+          const page = await e.browser.newPage(url);
+          return { failed: new Promise(() => {}), close: () => page.close() };
+        });
+      } finally {
+        await e.close();
+      }
+    }
   } finally {
     folder.remove();
   }
@@ -667,7 +698,7 @@ async function runAttached(env, rounds, files) {
   const rows = [];
   for (const link of LINKS) {
     const n = filesFor(link, files.sizes);
-    const linkRows = VERSIONS.map((v) => newRow("Chromium, DevTools attached", link, v, n));
+    const linkRows = VERSIONS.map((v) => newRow({ name: "Chromium, DevTools attached", engine: "chromium" }, link, v, n));
     const page = await env.openPage("/files.html");
     const cdp = await env.browser.context.newCDPSession(page);
     try {
