@@ -109,9 +109,13 @@ const VERSIONS = (pickedIn("BENCH_FILES_HTTP") ?? ["1.1", "2"]).map((v) => {
 // mu.upload), "plain" (`n` loops of a session start and one PUT), "media" (`n` loops of one
 // media POST) or "uppy" (Uppy with XHR upload, limit `n`); `rows`: where each runs unless
 // BENCH_FILES_WAYS names ways (those alone, everywhere): the module's defaults, the plain
-// one-request loop and Uppy everywhere, the others on loopback, where the module's own cost shows.
+// one-request loop and Uppy everywhere; the others on loopback, where the module's own cost
+// shows; the queue and the plain one-request loop 12 and 24 at a time over HTTP/2 at a 60 ms
+// round trip, where the six connections of HTTP/1.1 are one (issue 29: the queue's default
+// concurrency over HTTP/2 is chosen from them).
 const everywhere = () => true;
 const onLoopback = (link) => !link.bitsPerSecond && !link.rttMs;
+const overH2At60 = (link, version) => version === H2 && link.rttMs === 60 && !link.bitsPerSecond;
 const ALL_WAYS = [
   { how: "queue", label: "module: mu.queue({ concurrency: 6 }), defaults", kind: "queue", n: 6, rows: everywhere },
   { how: "queueResumable", label: "module: mu.queue, uploadType \"resumable\"", kind: "queue", n: 6, options: { uploadType: "resumable" }, rows: onLoopback },
@@ -121,6 +125,10 @@ const ALL_WAYS = [
   { how: "plain", label: "plain fetch: start + 1 PUT, 6 loops", kind: "plain", n: 6, rows: onLoopback },
   { how: "media", label: "plain fetch: 1 media POST, 6 loops", kind: "media", n: 6, rows: everywhere },
   { how: "uppy", label: "Uppy 6 + @uppy/xhr-upload, limit 6", kind: "uppy", n: 6, rows: everywhere },
+  ...[12, 24].flatMap((n) => [
+    { how: `queue${n}`, label: `module: mu.queue({ concurrency: ${n} }), defaults`, kind: "queue", n, rows: overH2At60 },
+    { how: `media${n}`, label: `plain fetch: 1 media POST, ${n} loops`, kind: "media", n, rows: overH2At60 },
+  ]),
 ];
 const CHOSEN = pickedIn("BENCH_FILES_WAYS");
 if (CHOSEN && !ALL_WAYS.some((w) => CHOSEN.includes(w.how))) {
@@ -437,6 +445,18 @@ async function endStep(env, { row, way, i }, run, cpu0, files) {
 
 const col = (s, w) => String(s).padStart(w);
 
+// A way's files per second in a row (the median round's), or NaN where it has no round.
+const rateOf = (row, how) => (row.rounds.get(how)?.length ? row.n / (median(row.rounds.get(how).map((r) => r.ms)) / 1000) : NaN);
+
+// A way's rate over another's in a row: the median of each round's own ratio (a steadier figure
+// than a ratio of medians: the machine's speed drifts between rounds), or NaN.
+function ratioOf(row, how, over) {
+  const base = row.rounds.get(over) ?? [];
+  const ratios = (row.rounds.get(how) ?? []).flatMap((r) => base.filter((b) => b.i === r.i).map((b) => b.ms / r.ms));
+  return ratios.length ? median(ratios) : NaN;
+}
+const fixed = (v, digits) => (Number.isNaN(v) ? "-" : v.toFixed(digits));
+
 // Prints a row: per way, files per second and MB/s, its rate over the plain one-request
 // loop's (the median of each round's own ratio), the requests and preflights per file, the
 // CPU per file; the CPU by Chromium's process kinds where known; where a file's time goes.
@@ -448,7 +468,6 @@ function printRow(row, files) {
     `  ${row.half.name}, ${link.name}, ${row.version}: ${n} files (${(bytes / 1e6).toFixed(1)} MB` +
       `${link.bitsPerSecond ? `, ${((8 * bytes) / link.bitsPerSecond).toFixed(1)} s at the link's rate` : ""}), ${rounds} rounds, medians`,
   );
-  const base = row.rounds.get(BASE) ?? [];
   const main = [...row.rounds.values()].some((rs) => rs.some((r) => r.mainMs !== undefined));
   console.log(
     `    ${"way".padEnd(48)}${col("files/s", 8)}${col("MB/s", 6)}${col("x 1-req", 8)}${col("req/file", 9)}${col("+preflights", 12)}` +
@@ -460,12 +479,11 @@ function printRow(row, files) {
       console.log(`    ${way.label.padEnd(48)}${col("-", 8)}`);
       continue;
     }
-    const ms = median(rs.map((r) => r.ms));
+    const rate = rateOf(row, way.how);
     const per = (k, scale = 1000) => ((median(rs.map((r) => r[k])) * scale) / n).toFixed(2);
-    const ratios = rs.flatMap((r) => base.filter((b) => b.i === r.i).map((b) => b.ms / r.ms));
     console.log(
-      `    ${way.label.padEnd(48)}${col((n / (ms / 1000)).toFixed(1), 8)}${col((bytes / 1e6 / (ms / 1000)).toFixed(0), 6)}` +
-        `${col(ratios.length ? median(ratios).toFixed(2) : "-", 8)}` +
+      `    ${way.label.padEnd(48)}${col(rate.toFixed(1), 8)}${col(((rate * bytes) / n / 1e6).toFixed(0), 6)}` +
+        `${col(fixed(ratioOf(row, way.how, BASE), 2), 8)}` +
         `${col(median(rs.map((r) => r.requests)).toFixed(2), 9)}${col(median(rs.map((r) => r.preflights)).toFixed(2), 12)}` +
         `${col(per("browserCPU"), 12)}${col(per("serverCPU"), 11)}${main ? col(per("mainMs", 1), 10) : ""}` +
         `${way.kind === "uppy" ? `   (addFiles ${median(rs.map((r) => r.setupMs)).toFixed(0)} ms of the time)` : ""}`,
@@ -618,6 +636,63 @@ const chromiumAlone = (env) => async (url) => {
   };
 };
 
+const UNATTACHED_HALF = { name: "Chromium, nothing attached", engine: "chromium" };
+
+// The issue's targets for the module's defaults over the plain one-request loop: 0.95 at a 20
+// and a 60 ms round trip, in every engine; 0.90 on loopback with nothing attached to the
+// browser. None with a rate.
+function targetOf(row) {
+  const { link } = row;
+  if (link.bitsPerSecond) return undefined;
+  if (link.rttMs === 20 || link.rttMs === 60) return 0.95;
+  if (!link.rttMs && row.half === UNATTACHED_HALF) return 0.9;
+}
+
+// One line per row: the module's defaults against the plain one-request loop, with the target
+// and Uppy beside.
+function printSummary(rows) {
+  rows = rows.filter((r) => r.rounds.has("queue") && r.rounds.has(BASE));
+  if (!rows.length) return;
+  console.log(
+    `many files, the module's defaults (mu.queue({ concurrency: 6 }), no other option) over the plain one-request loop ` +
+      `(six loops of one media POST per file, with the module's Content-Type), files per second (median rounds) and the ` +
+      `median of each round's own ratio; Uppy + XHR upload beside (its POSTs are preflighted too: XMLHttpRequest ` +
+      `preflights a request to another origin that has upload listeners)`,
+  );
+  console.log(
+    `  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${col("files", 5)}${col("queue", 8)}${col("1-req", 8)}` +
+      `${col("ratio", 7)}   ${"target".padEnd(17)}${col("Uppy", 7)}`,
+  );
+  for (const row of rows) {
+    const ratio = ratioOf(row, "queue", BASE);
+    const target = targetOf(row);
+    const verdict = target === undefined ? "-" : `>= ${target.toFixed(2)}: ${ratio >= target ? "met" : "not met"}`;
+    console.log(
+      `  ${row.half.name.padEnd(28)}${row.link.name.padEnd(28)}${row.version.padEnd(9)}${col(row.n, 5)}` +
+        `${col(fixed(rateOf(row, "queue"), 1), 8)}${col(fixed(rateOf(row, BASE), 1), 8)}${col(fixed(ratio, 2), 7)}   ` +
+        `${verdict.padEnd(17)}${col(fixed(rateOf(row, "uppy"), 1), 7)}`,
+    );
+  }
+}
+
+// The queue and the plain one-request loop 6, 12 and 24 at a time, per row that ran them (over
+// HTTP/2 at a 60 ms round trip): files per second, and the queue's over the loop's.
+function printConcurrency(rows) {
+  const ns = [6, 12, 24];
+  const how = (kind, n) => (n === 6 ? kind : `${kind}${n}`);
+  rows = rows.filter((r) => ns.some((n) => n !== 6 && r.rounds.has(how("queue", n))));
+  if (!rows.length) return;
+  console.log(`the queue's concurrency: files per second of mu.queue({ concurrency }) / of as many plain one-request loops (the queue's ratio)`);
+  console.log(`  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${ns.map((n) => `${n} at a time`.padEnd(22)).join("")}`.trimEnd());
+  for (const row of rows) {
+    const cells = ns.map((n) => {
+      const [q, m] = [how("queue", n), how("media", n)];
+      return `${fixed(rateOf(row, q), 1)} / ${fixed(rateOf(row, m), 1)} (${fixed(ratioOf(row, q, m), 2)})`.padEnd(22);
+    });
+    console.log(`  ${row.half.name.padEnd(28)}${row.link.name.padEnd(28)}${row.version.padEnd(9)}${cells.join("")}`.trimEnd());
+  }
+}
+
 /** Runs the files part in env (bench.mjs's: Chromium, the reference server with tls) and prints it. */
 export async function benchFiles(env, rounds) {
   const sizes = fileSizes();
@@ -645,10 +720,11 @@ export async function benchFiles(env, rounds) {
       env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
       env.web.page("/files.html", filesPage());
     };
+    const rows = [];
     if (ENGINES_RUN.includes("chromium")) {
       serve(env);
-      if (ATTACHED) await runAttached(env, rounds, files);
-      if (UNATTACHED) await runFree(env, { name: "Chromium, nothing attached", engine: "chromium" }, rounds, files, chromiumAlone(env));
+      if (ATTACHED) rows.push(...(await runAttached(env, rounds, files)));
+      if (UNATTACHED) rows.push(...(await runFree(env, UNATTACHED_HALF, rounds, files, chromiumAlone(env))));
     }
     // Firefox and WebKit: each with its own browser and servers (harness.mjs), the free page in
     // a tab of it.
@@ -662,14 +738,18 @@ export async function benchFiles(env, rounds) {
       }
       try {
         serve(e);
-        await runFree(e, { name: e.engineVersion, engine }, rounds, files, async (url) => {
+        const half = { name: e.engineVersion, engine };
+        const opened = await runFree(e, half, rounds, files, async (url) => {
           const page = await e.browser.newPage(url);
           return { failed: new Promise(() => {}), close: () => page.close() };
         });
+        rows.push(...opened);
       } finally {
         await e.close();
       }
     }
+    printSummary(rows);
+    printConcurrency(rows);
   } finally {
     folder.remove();
   }
