@@ -9,7 +9,8 @@
 //     each engine's module time against Chromium's (engines.mjs).
 //   - emulated links, over HTTP/1.1 and HTTP/2, in Chromium and (cheaper) Firefox and WebKit
 //     (links.mjs; the reference server serves HTTPS with HTTP/2 beside HTTP: startAll's tls).
-//   - many files: 300 files through the module's queue, plain fetch and Uppy (files.mjs).
+//   - many files: up to 300 files through the module's queue, plain fetch and Uppy, over
+//     loopback and emulated links, HTTP/1.1 and HTTP/2, in Chromium, Firefox and WebKit (files.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";

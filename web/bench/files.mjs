@@ -1,54 +1,84 @@
-// The many-files part of ./build.sh bench (BENCH_ONLY=files; issue "Slow links"): 300 files of
-// 50 KB to 5 MB (sizes drawn log-uniformly with a fixed seed: many small files, a few big ones,
-// about 320 MB in all), written to a folder and picked in an <input type="file" multiple> (Files
-// on disk, as a page gets them: slices of a File made in memory are copies in Chromium's Blob
-// store, and 300 of them run it out of memory, ERR_BLOB_OUT_OF_MEMORY, until a GC), each uploaded
-// to the reference server over loopback in headless Chromium, six at a time, eight ways:
+// The many-files part of ./build.sh bench (BENCH_ONLY=files; issues "Slow links" and "Many
+// files at the speed of one request each"): up to 300 files of 50 KB to 5 MB (sizes drawn
+// log-uniformly with a fixed seed: many small files, a few big ones, about 320 MB in all), each
+// uploaded to the reference server several ways, in rows: one per browser, link and HTTP version.
+//
+// Links (BENCH_FILES_LINKS; package netlink's emulation, which the reference server applies to
+// every request, preflights included: bodies read at the rate, every answer a round trip late):
+// loopback ("none": its own round trip is well under a millisecond, which leaves the browser's
+// CPU as what bounds the rate), a 20 and a 60 ms round trip at no rate limit ("rtt20", "rtt60":
+// the issue's targets), 20 Mbit/s up with 60 ms and 3 Mbit/s with 150 ms ("20/60", "3/150":
+// printed only). Over a link without a rate a row uploads every file; over one with a rate, 300
+// would take minutes a round (14 at 3 Mbit/s), so a row uploads the first files the link carries
+// in about BENCH_FILES_LINK_SECONDS (10: 21 files at 20 Mbit/s, 8.5 s of it), and at least 12,
+// two for each of six slots (at 3 Mbit/s 12 files, 18.8 s); each row prints its number of files.
+// HTTP versions (BENCH_FILES_HTTP): HTTP/1.1 to the server's http origin (six connections per
+// host), HTTP/2 to its https one (one connection; the browsers trust its test certificate). After
+// each round the server's log says what version every request came over; one over another than
+// the row's is printed as a problem.
+//
+// The ways (ALL_WAYS), six at a time unless said, each round timed inside the page:
 //   - the module's queue, mu.queue({ concurrency: 6 }), at the defaults (uploadType "auto": one
 //     media POST for a file small enough for the link as the page knows it, else resumable with
-//     chunkSize "auto");
-//   - the same queue with uploadType "resumable" (the defaults before "auto": a session start,
-//     then chunks from 256 KiB up);
-//   - the same queue, resumable with chunkSize 0 (a session start and one PUT of the file: the
-//     plain start + PUT loop's requests, so that what differs from it is the module's own cost);
-//   - the same queue at the defaults, each File handed over as a Blob of all of it
-//     (file.slice()): the module watches a File for changes on disk (engine/file-watch.js,
-//     small reads before each request of a resumable upload), not a Blob, so what differs is
-//     the watch's cost;
-//   - six loops of mu.upload at the defaults, without the queue (what differs from the first is
-//     the queue's own cost);
-//   - plain fetch, six loops: a session start and one PUT of the file;
+//     chunkSize "auto"); in every row;
 //   - plain fetch, six loops: one uploadType=media POST of the file, with the Content-Type the
-//     module sends (the plain one-request loop: the requests the defaults make for a small
-//     file, and the way every other is compared with);
+//     module sends (the plain one-request loop: the requests the defaults make for a small file,
+//     and the way every other is compared with); in every row;
 //   - Uppy 6 with @uppy/xhr-upload (XMLHttpRequest, one media POST per file, limit 6), timed
-//     from addFiles.
-// Printed per way, medians of BENCH_FILES_RUNS rounds (each checks every stored object's size
-// and MD5): files per second and MB/s; the requests per file; the CPU time per file of the
-// browser's processes and of the server (from /proc) and of the page's main thread (Chromium's
-// DevTools metrics); and, from each request's times (fetch wrapped on the page), where a file's
-// time goes: from its start to its first request, between its requests, from its last answer to
-// its end, and from a file's end to the start of the next one in the freed slot.
+//     from addFiles; in every row. Its own default, a form POST, needs a preflight as well:
+//     XMLHttpRequest preflights a request to another origin that has upload listeners;
+//   on loopback, where the module's own cost shows:
+//   - the queue with uploadType "resumable" (the defaults before "auto": a session start, then
+//     chunks from 256 KiB up);
+//   - the queue, resumable with chunkSize 0 (a session start and one PUT of the file: the plain
+//     start + PUT loop's requests, so that what differs from it is the module's own cost);
+//   - the queue at the defaults, each File handed over as a Blob of all of it (file.slice()):
+//     the module watches a File for changes on disk (engine/file-watch.js, small reads before
+//     each request of a resumable upload), not a Blob, so what differs is the watch's cost;
+//   - six loops of mu.upload at the defaults, without the queue (the queue's own cost);
+//   - plain fetch, six loops: a session start and one PUT of the file;
+//   over HTTP/2 at a 60 ms round trip, where HTTP/1.1's six connections per host are one
+//   connection, so that the queue's default concurrency there can be chosen:
+//   - the queue at 12 and at 24 (mu.queue({ concurrency: 12 })), the plain one-request loop
+//     with 12 and 24 loops.
 //
-// Then the same ways again in a Chromium that nothing is attached to, as a user's browser is
-// (BENCH_FILES_UNATTACHED=0 skips it): DevTools, through which Playwright drives the page, makes
-// every request cost the page more (each way made 1.1 to 1.7 times its files per second without
-// it, on 2026-11-25), and not the same for every way, so the ways' ratios differ between the
-// two. No file on disk can be picked there, so the page fetches the same files into Files in
-// memory, drives its rounds itself and tells Node how each went (Node checks what was stored);
-// printed: files per second per way, and its ratio to the plain one-request loop's; the CPU
-// time per file of the browser's processes by kind (the renderers' main threads apart) and of
-// the server (from /proc); and where a file's time goes, as above.
-// BENCH_FILES_ATTACHED=0 leaves the first half out.
+// The browsers (BENCH_FILES_ENGINES: chromium, firefox, webkit), a page of their own for each
+// link (what the module learns of a link stays with the page, and one link must not start from
+// another's), every round going to buckets of its own (browsers cache preflights by URL):
+//   - Chromium driven through DevTools (bench.mjs's; BENCH_FILES_ATTACHED=0 leaves it out): the
+//     files written to a folder and picked in an <input type="file" multiple> (Files on disk, as
+//     a page gets them: slices of a File made in memory are copies in Chromium's Blob store, and
+//     300 of them run it out of memory, ERR_BLOB_OUT_OF_MEMORY, until a GC). Also printed: the
+//     page's main thread per file (DevTools' TaskDuration); BENCH_FILES_PROFILE=PREFIX profiles
+//     each way's first round of each row by DevTools, writes PREFIX-LINK-h1|h2-WAY.cpuprofile
+//     and prints its functions of most self time (a wasm built without -s -w names them).
+//   - Chromium with nothing attached, as a user's browser is (BENCH_FILES_UNATTACHED=0 leaves it
+//     out): DevTools, through which Playwright drives a page, makes every request cost the page
+//     more (each way made 1.1 to 1.7 times its files per second without it, on 2026-11-25), and
+//     not the same for every way, so the ways' ratios differ between the two. No file on disk
+//     can be picked there, so the page fetches the same files into Files in memory, drives its
+//     rounds itself and tells Node how each went (Node checks what was stored).
+//   - Firefox and WebKit (web/test/browsers.mjs), each with its own reference server and page
+//     origin (harness.mjs's startAll with tls), the same self-driving page in a tab.
 //
-// Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_WAYS (a
-// comma-separated list of the ways' names below, e.g. "queue,plain": those alone),
-// BENCH_FILES_PROFILE (a file name prefix: each way's first round is profiled by DevTools, the
-// profile written to PREFIX-WAY.cpuprofile and its functions of most self time printed; a wasm
-// built without -s -w names its functions), BENCH_FILES_RTT (a round trip in ms, default 0: the
-// reference server answers every request, preflights included, that much later, through the
-// emulated link of package netlink at no rate limit; loopback's own is well under a
-// millisecond, which leaves the browser's CPU as what bounds the rate).
+// Printed per row, medians of BENCH_FILES_RUNS rounds (the ways' order turning each round; each
+// round checks every stored object's size and MD5): per way files per second and MB/s, the rate
+// over the plain one-request loop's (the median of each round's own ratio), the requests and
+// preflights per file (the server's log), the CPU time per file of the browser's processes and
+// of the server (from /proc; in Chromium also by process kind, the renderers' main threads
+// apart), and, from each request's times (fetch wrapped on the page), where a file's time goes:
+// from its start to its first request, between its requests, from its last answer to its end,
+// and from a file's end to the start of the next one in the freed slot. Last, two tables over
+// the rows: the module's defaults over the plain one-request loop with the issue's target (at
+// least 0.95 at a 20 and a 60 ms round trip, 0.90 on loopback with nothing attached) met or not
+// and Uppy beside; the queue against the plain loop at 6, 12 and 24 at a time.
+//
+// Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_LINKS
+// (default "none,rtt20,rtt60,20/60,3/150": "none", "rttMS" or "MBITS/MS"; BENCH_FILES_RTT=MS, of
+// old, is "rttMS"), BENCH_FILES_LINK_SECONDS (default 10), BENCH_FILES_HTTP (default "1.1,2"),
+// BENCH_FILES_ENGINES (default all three), BENCH_FILES_ATTACHED and BENCH_FILES_UNATTACHED
+// (0: without that half of Chromium's), BENCH_FILES_WAYS (a comma-separated list of the ways'
+// names below, e.g. "queue,media": those alone, in every row), BENCH_FILES_PROFILE (above).
 
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
