@@ -512,7 +512,7 @@ function printRow(row, files) {
     const rate = rateOf(row, way.how);
     const per = (k, scale = 1000) => ((median(rs.map((r) => r[k])) * scale) / n).toFixed(2);
     console.log(
-      `    ${way.label.padEnd(48)}${col(rate.toFixed(1), 8)}${col(((rate * bytes) / n / 1e6).toFixed(0), 6)}` +
+      `    ${way.label.padEnd(48)}${col(rate.toFixed(1), 8)}${col(((rate * bytes) / n / 1e6).toFixed(1), 6)}` +
         `${col(fixed(ratioOf(row, way.how, BASE), 2), 8)}` +
         `${col(median(rs.map((r) => r.requests)).toFixed(2), 9)}${col(median(rs.map((r) => r.preflights)).toFixed(2), 12)}` +
         `${col(per("browserCPU"), 12)}${col(per("serverCPU"), 11)}${main ? col(per("mainMs", 1), 10) : ""}` +
