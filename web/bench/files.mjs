@@ -112,7 +112,7 @@ function parseLink(s) {
 }
 // BENCH_FILES_RTT=MS, of old, is BENCH_FILES_LINKS=rttMS.
 const RTT = process.env.BENCH_FILES_RTT;
-const LINKS = (pickedIn("BENCH_FILES_LINKS") ?? (RTT ? [Number(RTT) ? `rtt${RTT}` : "none"] : ["none", "rtt20", "rtt60", "20/60", "3/150"])).map(parseLink);
+const LINKS = (pickedIn("BENCH_FILES_LINKS") ?? (RTT ? [RTT === "0" ? "none" : `rtt${RTT}`] : ["none", "rtt20", "rtt60", "20/60", "3/150"])).map(parseLink);
 
 // With a rate, a row uploads the first of the files that the link carries in about this many
 // seconds (BENCH_FILES_LINK_SECONDS), and at least MIN_FILES (two for each of six slots).
@@ -453,7 +453,10 @@ async function endStep(env, { row, way, i }, run, cpu0, files) {
   const other = log.filter((e) => e.proto !== want);
   if (other.length) problem(`${other.length} of ${log.length} requests over ${other[0].proto}, not ${want}`);
   const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
-  const bad = objs.filter((o) => o.md5Hash !== files.md5.get(files.sizes[Number(o.name.slice(1, -4))])).length;
+  const bad = objs.filter((o) => {
+    const size = files.sizes[Number(o.name.slice(1, -4))];
+    return o.size !== String(size) || o.md5Hash !== files.md5.get(size);
+  }).length;
   if (objs.length !== row.n || bad) problem(`${objs.length} objects stored, ${bad} wrong`);
   const kinds = {}; // Chromium's alone
   for (const [kind, t] of Object.entries(cpu1.kinds)) kinds[kind] = t - (cpu0.kinds[kind] ?? 0);
