@@ -321,7 +321,7 @@ function printProfile(name, profile, n) {
 }
 
 // CPU seconds so far of this process's descendants, from /proc: the reference servers' (`go run`
-// and its binary), Chromium's processes' (split by their kinds: Chromium's --type: renderer,
+// and its binary), Chromium's processes' (with their kinds: Chromium's --type: renderer,
 // utility (the network service), gpu-process, zygote; the browser process has none; a child
 // writes its arguments over its command line, one space between) and the other browsers'
 // (Firefox's; WebKit's with its driver and its Xvfb).
@@ -346,30 +346,42 @@ function statOf(path) {
     return null;
   }
 }
+// cpuNow: per process, { group: "server", "chromium" or "other", kind (Chromium's), cpu, main
+// (a renderer's main thread's) }.
 function cpuNow() {
   const procs = new Map();
   for (const d of readdirSync("/proc")) {
     const p = /^\d+$/.test(d) ? statOf(`/proc/${d}/stat`) : null;
     if (p) procs.set(Number(d), p);
   }
-  const out = { chromium: 0, other: 0, server: 0, kinds: {} };
   const mine = (pid) => {
     for (let p = pid, hops = 0; p > 1 && hops < 20; p = procs.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
     return false;
   };
+  const out = new Map();
   for (const [pid, p] of procs) {
     if (pid === process.pid || !mine(pid)) continue;
-    if (/^go$|refserver/.test(p.comm)) out.server += p.cpu;
-    else if (!/chrom/i.test(p.comm)) out.other += p.cpu;
-    else {
-      out.chromium += p.cpu;
-      const kind = kindOf(pid);
-      out.kinds[kind] = (out.kinds[kind] ?? 0) + p.cpu;
-      // A renderer's main thread (the page's JS, the module's Go) is its task of its own pid.
-      if (kind === "renderer") out.kinds.main = (out.kinds.main ?? 0) + (statOf(`/proc/${pid}/task/${pid}/stat`)?.cpu ?? 0);
-    }
+    const group = /^go$|refserver/.test(p.comm) ? "server" : /chrom/i.test(p.comm) ? "chromium" : "other";
+    const kind = group === "chromium" ? kindOf(pid) : undefined;
+    // A renderer's main thread (the page's JS, the module's Go) is its task of its own pid.
+    const main = kind === "renderer" ? (statOf(`/proc/${pid}/task/${pid}/stat`)?.cpu ?? 0) : 0;
+    out.set(pid, { group, kind, cpu: p.cpu, main });
   }
   return out;
+}
+
+// The CPU seconds used from `before` to `after` (cpuNow's) by group and by Chromium's process
+// kinds (main: the renderers' main threads); a process gone meanwhile is not counted.
+function cpuUsed(before, after) {
+  const used = { server: 0, chromium: 0, other: 0, kinds: {} };
+  const add = (o, k, v) => (o[k] = (o[k] ?? 0) + v);
+  for (const [pid, p] of after) {
+    const was = before.get(pid);
+    add(used, p.group, p.cpu - (was?.cpu ?? 0));
+    if (p.kind) add(used.kinds, p.kind, p.cpu - (was?.cpu ?? 0));
+    if (p.kind === "renderer") add(used.kinds, "main", p.main - (was?.main ?? 0));
+  }
+  return used;
 }
 
 // The analysis of one run: per file, where its time went (see the file's comment).
@@ -444,7 +456,7 @@ async function beginStep(env, { row, way, i }) {
 // HTTP version they went over (the server's log), the CPU used since cpu0, and where a file's
 // time went (breakdown); every stored object's size and MD5 is checked.
 async function endStep(env, { row, way, i }, run, cpu0, files) {
-  const cpu1 = cpuNow();
+  const cpu = cpuUsed(cpu0, cpuNow());
   const problem = (what) => row.problems.push(`${way.label}, round ${i + 1}: ${what}`);
   if (run.error) return void problem(run.error);
   const log = await env.ref.log();
@@ -458,18 +470,16 @@ async function endStep(env, { row, way, i }, run, cpu0, files) {
     return o.size !== String(size) || o.md5Hash !== files.md5.get(size);
   }).length;
   if (objs.length !== row.n || bad) problem(`${objs.length} objects stored, ${bad} wrong`);
-  const kinds = {}; // Chromium's alone
-  for (const [kind, t] of Object.entries(cpu1.kinds)) kinds[kind] = t - (cpu0.kinds[kind] ?? 0);
-  const browser = row.half.engine === "chromium" ? "chromium" : "other";
+
   const record = {
     i,
     ms: run.ms,
     setupMs: run.setupMs,
     requests: (log.length - preflights) / row.n,
     preflights: preflights / row.n,
-    browserCPU: cpu1[browser] - cpu0[browser],
-    serverCPU: cpu1.server - cpu0.server,
-    kinds,
+    browserCPU: row.half.engine === "chromium" ? cpu.chromium : cpu.other,
+    serverCPU: cpu.server,
+    kinds: cpu.kinds, // Chromium's alone
     ...breakdown(run, way.n),
   };
   row.rounds.get(way.how).push(record);
