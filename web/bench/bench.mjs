@@ -11,7 +11,8 @@
 //     (links.mjs; the reference server serves HTTPS with HTTP/2 beside HTTP: startAll's tls).
 //   - links that change under an upload (a drop, a rise, a blackout, a longer round trip), in
 //     Chromium, Firefox and WebKit, the module's defaults beside one whole PUT (changes.mjs).
-//   - many files: 300 files through the module's queue, plain fetch and Uppy (files.mjs).
+//   - many files: up to 300 files through the module's queue, plain fetch and Uppy, over
+//     loopback and emulated links, HTTP/1.1 and HTTP/2, in Chromium, Firefox and WebKit (files.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";

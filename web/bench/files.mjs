@@ -1,81 +1,175 @@
-// The many-files part of ./build.sh bench (BENCH_ONLY=files; issue "Slow links"): 300 files of
-// 50 KB to 5 MB (sizes drawn log-uniformly with a fixed seed: many small files, a few big ones,
-// about 320 MB in all), written to a folder and picked in an <input type="file" multiple> (Files
-// on disk, as a page gets them: slices of a File made in memory are copies in Chromium's Blob
-// store, and 300 of them run it out of memory, ERR_BLOB_OUT_OF_MEMORY, until a GC), each uploaded
-// to the reference server over loopback in headless Chromium, six at a time, six ways:
-//   - the module's queue, mu.queue({ concurrency: 6 }), at the defaults (resumable, chunkSize
-//     "auto": a session start, then chunks from 256 KiB up);
-//   - the same queue with chunkSize 0 (a session start and one PUT of the file: the plain
-//     loop's requests, so that what differs from it is the module's own cost);
-//   - the same queue at the defaults, each File handed over as a Blob of all of it
-//     (file.slice()): the module watches a File for changes on disk (engine/file-watch.js,
-//     small reads before each request), not a Blob, so what differs is the watch's cost;
-//   - the same queue with uploadType "auto": one media POST for a file of at most 5 MiB, the
-//     requests of the plain media loop below;
-//   - six loops of mu.upload at the defaults, without the queue (what differs from the first is
-//     the queue's own cost);
-//   - plain fetch, six loops: a session start and one PUT of the file;
-//   - plain fetch, six loops: one uploadType=media POST of the file;
+// The many-files part of ./build.sh bench (BENCH_ONLY=files; issues "Slow links" and "Many
+// files at the speed of one request each"): up to 300 files of 50 KB to 5 MB (sizes drawn
+// log-uniformly with a fixed seed: many small files, a few big ones, about 320 MB in all), each
+// uploaded to the reference server several ways, in rows: one per browser, link and HTTP version.
+//
+// Links (BENCH_FILES_LINKS; package netlink's emulation, which the reference server applies to
+// every request, preflights included: bodies read at the rate, every answer a round trip late):
+// loopback ("none": its own round trip is well under a millisecond, which leaves the browser's
+// CPU as what bounds the rate), a 20 and a 60 ms round trip at no rate limit ("rtt20", "rtt60":
+// the issue's targets), 20 Mbit/s up with 60 ms and 3 Mbit/s with 150 ms ("20/60", "3/150":
+// printed only). Over a link without a rate a row uploads every file; over one with a rate, 300
+// would take minutes a round (14 at 3 Mbit/s), so a row uploads the first files the link carries
+// in about BENCH_FILES_LINK_SECONDS (10: 21 files at 20 Mbit/s, 8.5 s of it), and at least 12,
+// two for each of six slots (at 3 Mbit/s 12 files, 18.8 s); each row prints its number of files.
+// HTTP versions (BENCH_FILES_HTTP): HTTP/1.1 to the server's http origin (six connections per
+// host), HTTP/2 to its https one (one connection; the browsers trust its test certificate). After
+// each round the server's log says what version every request came over; one over another than
+// the row's is printed as a problem.
+//
+// The ways (ALL_WAYS), six at a time unless said, each round timed inside the page:
+//   - the module's queue, mu.queue({ concurrency: 6 }), at the defaults (uploadType "auto": one
+//     media POST for a file small enough for the link as the page knows it, else resumable with
+//     chunkSize "auto"); in every row;
+//   - plain fetch, six loops: one uploadType=media POST of the file, with the Content-Type the
+//     module sends (the plain one-request loop: the requests the defaults make for a small file,
+//     and the way every other is compared with); in every row;
 //   - Uppy 6 with @uppy/xhr-upload (XMLHttpRequest, one media POST per file, limit 6), timed
-//     from addFiles.
-// Printed per way, medians of BENCH_FILES_RUNS rounds (each checks every stored object's size
-// and MD5): files per second and MB/s; the requests per file; the CPU time per file of the
-// browser's processes and of the server (from /proc) and of the page's main thread (Chromium's
-// DevTools metrics); and, from each request's times (fetch wrapped on the page), where a file's
-// time goes: from its start to its first request, between its requests, from its last answer to
-// its end, and from a file's end to the start of the next one in the freed slot.
+//     from addFiles; in every row. Its own default, a form POST, needs a preflight as well:
+//     XMLHttpRequest preflights a request to another origin that has upload listeners;
+//   on loopback, where the module's own cost shows:
+//   - the queue with uploadType "resumable" (the defaults before "auto": a session start, then
+//     chunks from 256 KiB up);
+//   - the queue, resumable with chunkSize 0 (a session start and one PUT of the file: the plain
+//     start + PUT loop's requests, so that what differs from it is the module's own cost);
+//   - the queue at the defaults, each File handed over as a Blob of all of it (file.slice()):
+//     the module watches a File for changes on disk (engine/file-watch.js, small reads before
+//     each request of a resumable upload), not a Blob, so what differs is the watch's cost;
+//   - six loops of mu.upload at the defaults, without the queue (the queue's own cost);
+//   - plain fetch, six loops: a session start and one PUT of the file;
+//   over HTTP/2 at a 60 ms round trip, where HTTP/1.1's six connections per host are one
+//   connection, so that the queue's default concurrency there can be chosen:
+//   - the queue at 12 and at 24 (mu.queue({ concurrency: 12 })), the plain one-request loop
+//     with 12 and 24 loops.
 //
-// Then the same ways again in a Chromium that nothing is attached to, as a user's browser is
-// (BENCH_FILES_UNATTACHED=0 skips it): DevTools, through which Playwright drives the page, makes
-// every request cost the page more (each way made 1.1 to 1.7 times its files per second without
-// it, on 2026-11-25), and not the same for every way, so the ways' ratios differ between the
-// two. No file on disk can be picked there, so the page fetches the same files into Files in
-// memory, drives its rounds itself and tells Node how each went (Node checks what was stored);
-// printed: files per second per way, and its ratio to the plain start + PUT loop's; the CPU
-// time per file of the browser's processes by kind (the renderers' main threads apart) and of
-// the server (from /proc); and where a file's time goes, as above.
-// BENCH_FILES_ATTACHED=0 leaves the first half out.
+// The browsers (BENCH_FILES_ENGINES: chromium, firefox, webkit), a page of their own for each
+// link (what the module learns of a link stays with the page, and one link must not start from
+// another's), every round going to buckets of its own (browsers cache preflights by URL):
+//   - Chromium driven through DevTools (bench.mjs's; BENCH_FILES_ATTACHED=0 leaves it out): the
+//     files written to a folder and picked in an <input type="file" multiple> (Files on disk, as
+//     a page gets them: slices of a File made in memory are copies in Chromium's Blob store, and
+//     300 of them run it out of memory, ERR_BLOB_OUT_OF_MEMORY, until a GC). Also printed: the
+//     page's main thread per file (DevTools' TaskDuration); BENCH_FILES_PROFILE=PREFIX profiles
+//     each way's first round of each row by DevTools, writes PREFIX-LINK-h1|h2-WAY.cpuprofile
+//     and prints its functions of most self time (a wasm built without -s -w names them).
+//   - Chromium with nothing attached, as a user's browser is (BENCH_FILES_UNATTACHED=0 leaves it
+//     out): DevTools, through which Playwright drives a page, makes every request cost the page
+//     more (each way made 1.1 to 1.7 times its files per second without it, on 2026-11-25), and
+//     not the same for every way, so the ways' ratios differ between the two. No file on disk
+//     can be picked there, so the page fetches the same files into Files in memory, drives its
+//     rounds itself and tells Node how each went (Node checks what was stored).
+//   - Firefox and WebKit (web/test/browsers.mjs), each with its own reference server and page
+//     origin (harness.mjs's startAll with tls), the same self-driving page in a tab.
 //
-// Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_WAYS (a
-// comma-separated list of the ways' names below, e.g. "queue,plain": those alone),
-// BENCH_FILES_PROFILE (a file name prefix: each way's first round is profiled by DevTools, the
-// profile written to PREFIX-WAY.cpuprofile and its functions of most self time printed; a wasm
-// built without -s -w names its functions), BENCH_FILES_RTT (a round trip in ms, default 0: the
-// reference server answers every request, preflights included, that much later, through the
-// emulated link of package netlink at no rate limit; loopback's own is well under a
-// millisecond, which leaves the browser's CPU as what bounds the rate).
+// Printed per row, medians of BENCH_FILES_RUNS rounds (the ways' order turning each round; each
+// round checks every stored object's size and MD5): per way files per second and MB/s, the rate
+// over the plain one-request loop's (the median of each round's own ratio), the requests and
+// preflights per file (the server's log), the CPU time per file of the browser's processes and
+// of the server (from /proc; in Chromium also by process kind, the renderers' main threads
+// apart), and, from each request's times (fetch wrapped on the page), where a file's time goes:
+// from its start to its first request, between its requests, from its last answer to its end,
+// and from a file's end to the start of the next one in the freed slot. Last, two tables over
+// the rows: the module's defaults over the plain one-request loop with the issue's target (at
+// least 0.95 at a 20 and a 60 ms round trip, 0.90 on loopback with nothing attached) met or not
+// and Uppy beside; the queue against the plain loop at 6, 12 and 24 at a time.
+//
+// Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_LINKS
+// (default "none,rtt20,rtt60,20/60,3/150": "none", "rttMS" or "MBITS/MS"; BENCH_FILES_RTT=MS, of
+// old, is "rttMS"), BENCH_FILES_LINK_SECONDS (default 10), BENCH_FILES_HTTP (default "1.1,2"),
+// BENCH_FILES_ENGINES (default all three), BENCH_FILES_ATTACHED and BENCH_FILES_UNATTACHED
+// (0: without that half of Chromium's), BENCH_FILES_WAYS (a comma-separated list of the ways'
+// names below, e.g. "queue,media": those alone, in every row), BENCH_FILES_PROFILE (above).
 
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM_ARGS, scratchDir } from "../test/browsers.mjs";
-import { REPO_ROOT, pseudoRandomBytes, readBody, spawnGroup } from "../test/harness.mjs";
+import { CHROMIUM_ARGS, ENGINES, chromiumTrustArgs, scratchDir } from "../test/browsers.mjs";
+import { REPO_ROOT, pseudoRandomBytes, readBody, spawnGroup, startAll } from "../test/harness.mjs";
 import { median, pickedIn } from "./common.mjs";
 
 const N = Number(process.env.BENCH_FILES_N ?? 300);
-const CONCURRENCY = 6;
 const SEED = 0xf11e5;
 const MIN = 50_000;
 const MAX = 5_000_000;
-const RTT_MS = Number(process.env.BENCH_FILES_RTT ?? 0);
 const ATTACHED = process.env.BENCH_FILES_ATTACHED !== "0";
 const UNATTACHED = process.env.BENCH_FILES_UNATTACHED !== "0";
-if (!(RTT_MS >= 0)) throw new Error(`BENCH_FILES_RTT is ${process.env.BENCH_FILES_RTT}, not a round trip in ms`);
+const PROFILE = process.env.BENCH_FILES_PROFILE;
+// The engines (BENCH_FILES_ENGINES), in this order: Chromium's two halves, Firefox, WebKit.
+const ENGINES_RUN = pickedIn("BENCH_FILES_ENGINES") ?? ENGINES;
+for (const e of ENGINES_RUN) if (!ENGINES.includes(e)) throw new Error(`BENCH_FILES_ENGINES: unknown engine ${e} (one of ${ENGINES})`);
 
+// The links (BENCH_FILES_LINKS): "none" (loopback), "rttMS" (every answer MS ms late, no rate
+// limit) or "MBITS/MS" (bodies read at MBITS Mbit/s, every answer MS ms late), each applied by
+// the reference server to every request, preflights included (/_ref/config "link").
+function parseLink(s) {
+  let m;
+  if (s === "none") return { key: "none", name: "loopback", bitsPerSecond: 0, rttMs: 0 };
+  if ((m = /^rtt(\d+(?:\.\d+)?)$/.exec(s))) return { key: s, name: `a ${m[1]} ms round trip`, bitsPerSecond: 0, rttMs: Number(m[1]) };
+  if ((m = /^(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(s))) {
+    return { key: `${m[1]}-${m[2]}`, name: `${m[1]} Mbit/s up with ${m[2]} ms`, bitsPerSecond: Number(m[1]) * 1e6, rttMs: Number(m[2]) };
+  }
+  throw new Error(`BENCH_FILES_LINKS: ${s} is not "none", "rttMS" or "MBITS/MS"`);
+}
+// BENCH_FILES_RTT=MS, of old, is BENCH_FILES_LINKS=rttMS.
+const RTT = process.env.BENCH_FILES_RTT;
+const LINKS = (pickedIn("BENCH_FILES_LINKS") ?? (RTT ? [RTT === "0" ? "none" : `rtt${RTT}`] : ["none", "rtt20", "rtt60", "20/60", "3/150"])).map(parseLink);
+
+// With a rate, a row uploads the first of the files that the link carries in about this many
+// seconds (BENCH_FILES_LINK_SECONDS), and at least MIN_FILES (two for each of six slots).
+const LINK_SECONDS = Number(process.env.BENCH_FILES_LINK_SECONDS ?? 10);
+const MIN_FILES = 12;
+function filesFor(link, sizes) {
+  if (!link.bitsPerSecond) return sizes.length;
+  let n = 0, bytes = 0;
+  while (n < sizes.length && (8 * (bytes + sizes[n])) / link.bitsPerSecond <= LINK_SECONDS) bytes += sizes[n++];
+  return Math.min(sizes.length, Math.max(n, MIN_FILES));
+}
+
+// The HTTP versions (BENCH_FILES_HTTP: "1.1,2"): HTTP/1.1 to the reference server's http
+// origin, HTTP/2 to its https one.
+const H1 = "HTTP/1.1";
+const H2 = "HTTP/2";
+const VERSIONS = (pickedIn("BENCH_FILES_HTTP") ?? ["1.1", "2"]).map((v) => {
+  if (v !== "1.1" && v !== "2") throw new Error(`BENCH_FILES_HTTP: ${v} is not 1.1 or 2`);
+  return v === "1.1" ? H1 : H2;
+});
+
+// The ways, as the page runs them (filesRun): kind "queue" (one mu.queue of `n`, each file
+// added with `options`; `blobs`: each File handed over as file.slice()), "loops" (`n` loops of
+// mu.upload), "plain" (`n` loops of a session start and one PUT), "media" (`n` loops of one
+// media POST) or "uppy" (Uppy with XHR upload, limit `n`); `rows`: where each runs unless
+// BENCH_FILES_WAYS names ways (those alone, everywhere): the module's defaults, the plain
+// one-request loop and Uppy everywhere; the others on loopback, where the module's own cost
+// shows; the queue and the plain one-request loop 12 and 24 at a time over HTTP/2 at a 60 ms
+// round trip, where the six connections of HTTP/1.1 are one (issue 29: the queue's default
+// concurrency over HTTP/2 is chosen from them).
+const everywhere = () => true;
+const onLoopback = (link) => !link.bitsPerSecond && !link.rttMs;
+const overH2At60 = (link, version) => version === H2 && link.rttMs === 60 && !link.bitsPerSecond;
 const ALL_WAYS = [
-  ["queue", "module: mu.queue({ concurrency: 6 }), defaults"],
-  ["queue0", "module: mu.queue, chunkSize 0 (start + 1 PUT)"],
-  ["queueBlob", "module: mu.queue, defaults, file.slice() Blobs"],
-  ["queueAuto", "module: mu.queue, uploadType \"auto\" (media POST)"],
-  ["loops", "module: 6 loops of mu.upload, defaults"],
-  ["plain", "plain fetch: start + 1 PUT, 6 loops"],
-  ["media", "plain fetch: 1 media POST, 6 loops"],
-  ["uppy", "Uppy 6 + @uppy/xhr-upload, limit 6"],
+  { how: "queue", label: "module: mu.queue({ concurrency: 6 }), defaults", kind: "queue", n: 6, rows: everywhere },
+  { how: "queueResumable", label: "module: mu.queue, uploadType \"resumable\"", kind: "queue", n: 6, options: { uploadType: "resumable" }, rows: onLoopback },
+  { how: "queue0", label: "module: mu.queue, resumable, chunkSize 0", kind: "queue", n: 6, options: { uploadType: "resumable", chunkSize: 0 }, rows: onLoopback },
+  { how: "queueBlob", label: "module: mu.queue, defaults, file.slice() Blobs", kind: "queue", n: 6, blobs: true, rows: onLoopback },
+  { how: "loops", label: "module: 6 loops of mu.upload, defaults", kind: "loops", n: 6, rows: onLoopback },
+  { how: "plain", label: "plain fetch: start + 1 PUT, 6 loops", kind: "plain", n: 6, rows: onLoopback },
+  { how: "media", label: "plain fetch: 1 media POST, 6 loops", kind: "media", n: 6, rows: everywhere },
+  { how: "uppy", label: "Uppy 6 + @uppy/xhr-upload, limit 6", kind: "uppy", n: 6, rows: everywhere },
+  ...[12, 24].flatMap((n) => [
+    { how: `queue${n}`, label: `module: mu.queue({ concurrency: ${n} }), defaults`, kind: "queue", n, rows: overH2At60 },
+    { how: `media${n}`, label: `plain fetch: 1 media POST, ${n} loops`, kind: "media", n, rows: overH2At60 },
+  ]),
 ];
 const CHOSEN = pickedIn("BENCH_FILES_WAYS");
-const WAYS = CHOSEN ? ALL_WAYS.filter(([how]) => CHOSEN.includes(how)) : ALL_WAYS;
-if (!WAYS.length) throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map(([how]) => how).join(", ")}`);
+if (CHOSEN && !ALL_WAYS.some((w) => CHOSEN.includes(w.how))) {
+  throw new Error(`BENCH_FILES_WAYS names none of ${ALL_WAYS.map((w) => w.how).join(", ")}`);
+}
+// What the page needs of a way.
+const forPage = ({ kind, n, options, blobs }) => ({ kind, n, options, blobs });
+const waysFor = (link, version) => ALL_WAYS.filter((w) => (CHOSEN ? CHOSEN.includes(w.how) : w.rows(link, version)));
+// The way every other is compared with: the plain one-request loop, the requests the module's
+// default makes for a small file.
+const BASE = "media";
 
 // The files' sizes: log-uniform in [MIN, MAX], from a small seeded generator (mulberry32).
 export function fileSizes(n = N, seed = SEED) {
@@ -144,19 +238,19 @@ const FILES_CODE = () => {
       }),
     );
   };
-  window.filesRun = async (how, base) => {
+  // Runs one way (see ALL_WAYS) over the files, to the bucket at base.
+  window.filesRun = async (way, base) => {
     requests.length = 0;
     const url = (f) => `${base}?name=${f.name}`;
     const mark = files.map(() => ({ start: 0, end: 0 }));
     const t0 = performance.now();
     let setupMs = 0;
-    if (how.startsWith("queue")) {
-      const q = window.mu.queue({ concurrency: 6 });
+    const { kind, n, options } = way;
+    if (kind === "queue") {
+      const q = window.mu.queue({ concurrency: n });
       const idle = new Promise((r) => q.addEventListener("idle", r, { once: true }));
       const ups = files.map((f, i) => {
-        const source = how === "queueBlob" ? f.slice() : f;
-        const extra = how === "queue0" ? { chunkSize: 0 } : how === "queueAuto" ? { uploadType: "auto" } : {};
-        const up = q.add(source, { url: url(f), ...extra });
+        const up = q.add(way.blobs ? f.slice() : f, { url: url(f), ...options });
         up.addEventListener("loadstart", () => (mark[i].start = performance.now()));
         up.addEventListener("loadend", () => (mark[i].end = performance.now()));
         return up;
@@ -164,28 +258,35 @@ const FILES_CODE = () => {
       await idle;
       const failed = (await Promise.allSettled(ups)).filter((r) => r.status === "rejected");
       if (failed.length) throw new Error(`${failed.length} uploads failed: ${failed[0].reason?.message}`);
-    } else if (how === "loops") {
-      await loops(6, (f) => window.mu.upload(f, { url: url(f) }).then(() => {}), mark);
-    } else if (how === "plain") {
-      await loops(6, async (f) => {
+    } else if (kind === "loops") {
+      await loops(n, (f) => window.mu.upload(f, { url: url(f), ...options }).then(() => {}), mark);
+    } else if (kind === "plain") {
+      await loops(n, async (f) => {
         const session = await startSession(url(f), f.size);
         const r = await fetch(session, { method: "PUT", headers: { "Content-Range": `bytes 0-${f.size - 1}/${f.size}` }, body: f });
         if (r.status !== 200 && r.status !== 201) throw new Error("PUT: " + r.status);
         await r.arrayBuffer();
       }, mark);
-    } else if (how === "media") {
-      await loops(6, async (f) => {
-        const r = await fetch(url(f) + "&uploadType=media", { method: "POST", body: f });
+    } else if (kind === "media") {
+      // The module's request for a small file: its Content-Type the File's, else
+      // application/octet-stream (which a preflight precedes).
+      await loops(n, async (f) => {
+        const headers = { "Content-Type": f.type || "application/octet-stream" };
+        const r = await fetch(url(f) + "&uploadType=media", { method: "POST", headers, body: f });
         if (r.status !== 200) throw new Error("media: " + r.status);
         await r.arrayBuffer();
       }, mark);
-    } else if (how === "uppy") {
+    } else if (kind === "uppy") {
+      // One media POST per file (the reference server stores a media body, not a form). Its
+      // default form POST would be preflighted as well: XMLHttpRequest preflights a request
+      // to another origin that has upload listeners (Fetch's use-CORS-preflight flag), and
+      // Uppy listens for upload progress.
       const { Uppy, XHRUpload } = window.UppyLib;
       const uppy = new Uppy({ autoProceed: false }).use(XHRUpload, {
         endpoint: (file) => `${base}?uploadType=media&name=${file.name}`,
         method: "POST",
         formData: false,
-        limit: 6,
+        limit: n,
       });
       const byName = new Map(files.map((f, i) => [f.name, i]));
       uppy.on("upload-start", (fs) => { for (const f of fs) mark[byName.get(f.name)].start = performance.now(); });
@@ -203,30 +304,27 @@ const FILES_CODE = () => {
 
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
-const PROFILE = process.env.BENCH_FILES_PROFILE;
-
 // Writes a DevTools CPU profile of one way's round and prints its functions of most self time,
-// in ms per file.
-function printProfile(how, profile) {
-  writeFileSync(`${PROFILE}-${how}.cpuprofile`, JSON.stringify(profile));
+// in ms per file (n files).
+function printProfile(name, profile, n) {
+  writeFileSync(`${PROFILE}-${name}.cpuprofile`, JSON.stringify(profile));
   const self = new Map();
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   for (let k = 1; k < profile.samples.length; k++) {
-    const n = byId.get(profile.samples[k]);
-    const f = n.callFrame;
+    const f = byId.get(profile.samples[k]).callFrame;
     const key = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
     self.set(key, (self.get(key) ?? 0) + profile.timeDeltas[k] / 1000);
   }
   const busy = sum([...self].filter(([k]) => k !== "(idle) :0").map(([, v]) => v));
-  console.log(`  profile of ${how}: ${(busy / N).toFixed(2)} ms per file not idle; most self time, ms per file:`);
-  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${(v / N).toFixed(3)}  ${k}`);
+  console.log(`  profile of ${name}: ${(busy / n).toFixed(2)} ms per file not idle; most self time, ms per file:`);
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`    ${(v / n).toFixed(3)}  ${k}`);
 }
 
-// CPU seconds so far of this process's descendants, split into the browser's processes and the
-// rest (the reference server: `go run` and its binary), from /proc; and the browser's split by
-// its processes' kinds (Chromium's --type: renderer, utility (the network service), gpu-process,
-// zygote; the browser process has none; a child writes its arguments over its command line, one
-// space between).
+// CPU seconds so far of this process's descendants, from /proc: the reference servers' (`go run`
+// and its binary), Chromium's processes' (with their kinds: Chromium's --type: renderer,
+// utility (the network service), gpu-process, zygote; the browser process has none; a child
+// writes its arguments over its command line, one space between) and the other browsers'
+// (Firefox's; WebKit's with its driver and its Xvfb).
 const TICK = 100; // USER_HZ on Linux
 function kindOf(pid) {
   try {
@@ -248,32 +346,46 @@ function statOf(path) {
     return null;
   }
 }
+// cpuNow: per process, { group: "server", "chromium" or "other", kind (Chromium's), cpu, main
+// (a renderer's main thread's) }.
 function cpuNow() {
   const procs = new Map();
   for (const d of readdirSync("/proc")) {
     const p = /^\d+$/.test(d) ? statOf(`/proc/${d}/stat`) : null;
     if (p) procs.set(Number(d), p);
   }
-  const out = { browser: 0, server: 0, kinds: {} };
   const mine = (pid) => {
     for (let p = pid, hops = 0; p > 1 && hops < 20; p = procs.get(p)?.ppid ?? 0, hops++) if (p === process.pid) return true;
     return false;
   };
+  const out = new Map();
   for (const [pid, p] of procs) {
     if (pid === process.pid || !mine(pid)) continue;
-    if (/chrom/i.test(p.comm)) {
-      out.browser += p.cpu;
-      const kind = kindOf(pid);
-      out.kinds[kind] = (out.kinds[kind] ?? 0) + p.cpu;
-      // A renderer's main thread (the page's JS, the module's Go) is its task of its own pid.
-      if (kind === "renderer") out.kinds.main = (out.kinds.main ?? 0) + (statOf(`/proc/${pid}/task/${pid}/stat`)?.cpu ?? 0);
-    } else out.server += p.cpu;
+    const group = /^go$|refserver/.test(p.comm) ? "server" : /chrom/i.test(p.comm) ? "chromium" : "other";
+    const kind = group === "chromium" ? kindOf(pid) : undefined;
+    // A renderer's main thread (the page's JS, the module's Go) is its task of its own pid.
+    const main = kind === "renderer" ? (statOf(`/proc/${pid}/task/${pid}/stat`)?.cpu ?? 0) : 0;
+    out.set(pid, { group, kind, cpu: p.cpu, main });
   }
   return out;
 }
 
+// The CPU seconds used from `before` to `after` (cpuNow's) by group and by Chromium's process
+// kinds (main: the renderers' main threads); a process gone meanwhile is not counted.
+function cpuUsed(before, after) {
+  const used = { server: 0, chromium: 0, other: 0, kinds: {} };
+  const add = (o, k, v) => (o[k] = (o[k] ?? 0) + v);
+  for (const [pid, p] of after) {
+    const was = before.get(pid);
+    add(used, p.group, p.cpu - (was?.cpu ?? 0));
+    if (p.kind) add(used.kinds, p.kind, p.cpu - (was?.cpu ?? 0));
+    if (p.kind === "renderer") add(used.kinds, "main", p.main - (was?.main ?? 0));
+  }
+  return used;
+}
+
 // The analysis of one run: per file, where its time went (see the file's comment).
-function breakdown(run) {
+function breakdown(run, slots) {
   const byName = new Map();
   for (const [name, call, answered] of run.requests) {
     if (!byName.has(name)) byName.set(name, []);
@@ -294,150 +406,339 @@ function breakdown(run) {
     toEnd.push(m.end - rs[rs.length - 1].answered);
   });
   // A slot freed by a file's end is taken by the next start: the k-th start after the first
-  // six follows the (k-6)-th end.
+  // `slots` follows the (k-slots)-th end.
   const starts = run.mark.map((m) => m.start).sort((a, b) => a - b);
   const ends = run.mark.map((m) => m.end).sort((a, b) => a - b);
   const slot = [];
-  for (let k = CONCURRENCY; k < starts.length; k++) slot.push(starts[k] - ends[k - CONCURRENCY]);
+  for (let k = slots; k < starts.length; k++) slot.push(starts[k] - ends[k - slots]);
   // How many files were in flight on average: their summed times over the round's.
   const inFlight = sum(run.mark.map((m) => m.end - m.start)) / run.ms;
   const duration = run.mark.map((m) => m.end - m.start);
   return { toFirst, between, toEnd, server, slot, inFlight, duration };
 }
 
-// Prints where a file's time went, per way (t: each way's rounds, each with breakdown's fields).
-function printWhere(t) {
+// A row of the output: one half's rounds (half: { name, engine }) over one link and HTTP
+// version, each way's rounds' records (endStep) kept by round, and the problems seen.
+function newRow(half, link, version, n) {
+  const ways = waysFor(link, version);
+  return { half, link, version, n, ways, rounds: new Map(ways.map((w) => [w.how, []])), problems: [] };
+}
+
+// The steps of a page's rows, in order: each row's rounds in turn, each round one way further on
+// than the one before, so that a slow moment of the machine hits each way alike.
+function stepsOf(rows, rounds) {
+  const steps = [];
+  for (const row of rows) {
+    for (let i = 0; i < rounds; i++) {
+      const order = [...row.ways];
+      for (let k = 0; k < i % order.length; k++) order.push(order.shift());
+      for (const way of order) steps.push({ row, way, i });
+    }
+  }
+  return steps;
+}
+
+// Before a step: the reference server as the step finds it (nothing stored, the row's link),
+// the bucket it uploads to, and the CPU times so far.
+async function beginStep(env, { row, way, i }) {
+  await env.ref.reset();
+  const { bitsPerSecond, rttMs } = row.link;
+  if (bitsPerSecond || rttMs) await env.ref.config({ link: { bitsPerSecond, rttMs } });
+  // A bucket of its own for each row, way and round: browsers cache preflights by URL, and a
+  // way must not find those of another one's uploads.
+  const origin = row.version === H1 ? env.ref.httpURL : env.ref.url;
+  const base = `${origin}/upload/storage/v1/b/files-${row.link.key}-${row.version === H1 ? "h1" : "h2"}-${way.how}-${i}/o`;
+  return { base, cpu: cpuNow() };
+}
+
+// After a step: its round's record in its row (returned), or a problem where the page's run
+// failed (run.error). The record holds the time, the requests and preflights per file and the
+// HTTP version they went over (the server's log), the CPU used since cpu0, and where a file's
+// time went (breakdown); every stored object's size and MD5 is checked.
+async function endStep(env, { row, way, i }, run, cpu0, files) {
+  const cpu = cpuUsed(cpu0, cpuNow());
+  const problem = (what) => row.problems.push(`${way.label}, round ${i + 1}: ${what}`);
+  if (run.error) return void problem(run.error);
+  const log = await env.ref.log();
+  const preflights = log.filter((e) => e.kind === "preflight").length;
+  const want = row.version === H1 ? "HTTP/1.1" : "HTTP/2.0";
+  const other = log.filter((e) => e.proto !== want);
+  if (other.length) problem(`${other.length} of ${log.length} requests over ${other[0].proto}, not ${want}`);
+  const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
+  const bad = objs.filter((o) => {
+    const size = files.sizes[Number(o.name.slice(1, -4))];
+    return o.size !== String(size) || o.md5Hash !== files.md5.get(size);
+  }).length;
+  if (objs.length !== row.n || bad) problem(`${objs.length} objects stored, ${bad} wrong`);
+
+  const record = {
+    i,
+    ms: run.ms,
+    setupMs: run.setupMs,
+    requests: (log.length - preflights) / row.n,
+    preflights: preflights / row.n,
+    browserCPU: row.half.engine === "chromium" ? cpu.chromium : cpu.other,
+    serverCPU: cpu.server,
+    kinds: cpu.kinds, // Chromium's alone
+    ...breakdown(run, way.n),
+  };
+  row.rounds.get(way.how).push(record);
+  return record;
+}
+
+const col = (s, w) => String(s).padStart(w);
+
+// A way's files per second in a row (the median round's), or NaN where it has no round.
+const rateOf = (row, how) => (row.rounds.get(how)?.length ? row.n / (median(row.rounds.get(how).map((r) => r.ms)) / 1000) : NaN);
+
+// A way's rate over another's in a row: the median of each round's own ratio (a steadier figure
+// than a ratio of medians: the machine's speed drifts between rounds), or NaN.
+function ratioOf(row, how, over) {
+  const base = row.rounds.get(over) ?? [];
+  const ratios = (row.rounds.get(how) ?? []).flatMap((r) => base.filter((b) => b.i === r.i).map((b) => b.ms / r.ms));
+  return ratios.length ? median(ratios) : NaN;
+}
+const fixed = (v, digits) => (Number.isNaN(v) ? "-" : v.toFixed(digits));
+
+// Prints a row: per way, files per second and MB/s, its rate over the plain one-request
+// loop's (the median of each round's own ratio), the requests and preflights per file, the
+// CPU per file; the CPU by Chromium's process kinds where known; where a file's time goes.
+function printRow(row, files) {
+  const { n, link } = row;
+  const bytes = sum(files.sizes.slice(0, n));
+  const rounds = Math.max(...[...row.rounds.values()].map((rs) => rs.length));
   console.log(
-    `  where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
+    `  ${row.half.name}, ${link.name}, ${row.version}: ${n} files (${(bytes / 1e6).toFixed(1)} MB` +
+      `${link.bitsPerSecond ? `, ${((8 * bytes) / link.bitsPerSecond).toFixed(1)} s at the link's rate` : ""}), ${rounds} rounds, medians`,
+  );
+  const main = [...row.rounds.values()].some((rs) => rs.some((r) => r.mainMs !== undefined));
+  console.log(
+    `    ${"way".padEnd(48)}${col("files/s", 8)}${col("MB/s", 6)}${col("x 1-req", 8)}${col("req/file", 9)}${col("+preflights", 12)}` +
+      `${col("browser CPU", 12)}${col("server CPU", 11)}${main ? col("main thr.", 10) : ""}   ms per file`,
+  );
+  for (const way of row.ways) {
+    const rs = row.rounds.get(way.how);
+    if (!rs.length) {
+      console.log(`    ${way.label.padEnd(48)}${col("-", 8)}`);
+      continue;
+    }
+    const rate = rateOf(row, way.how);
+    const per = (k, scale = 1000) => ((median(rs.map((r) => r[k])) * scale) / n).toFixed(2);
+    console.log(
+      `    ${way.label.padEnd(48)}${col(rate.toFixed(1), 8)}${col(((rate * bytes) / n / 1e6).toFixed(1), 6)}` +
+        `${col(fixed(ratioOf(row, way.how, BASE), 2), 8)}` +
+        `${col(median(rs.map((r) => r.requests)).toFixed(2), 9)}${col(median(rs.map((r) => r.preflights)).toFixed(2), 12)}` +
+        `${col(per("browserCPU"), 12)}${col(per("serverCPU"), 11)}${main ? col(per("mainMs", 1), 10) : ""}` +
+        `${way.kind === "uppy" ? `   (addFiles ${median(rs.map((r) => r.setupMs)).toFixed(0)} ms of the time)` : ""}`,
+    );
+  }
+  console.log(
+    `    (x 1-req: the way's rate over the plain one-request loop's; req/file and preflights: the server's log; CPU: ms per ` +
+      `file over the round, the browser's processes and the server's from /proc${main ? ", the page's main thread from DevTools' TaskDuration" : ""})`,
+  );
+  printKinds(row);
+  printWhere(row);
+  for (const p of row.problems) console.log(`    ${p}`);
+}
+
+// Where the CPU went, per file (medians of the rounds), by Chromium's process kinds.
+function printKinds(row) {
+  const kinds = ["renderer", "main", "utility", "browser"];
+  if (row.half.engine !== "chromium") return;
+  console.log(
+    "    CPU ms per file by process, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
+      "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
+  );
+  for (const way of row.ways) {
+    const rs = row.rounds.get(way.how);
+    if (!rs.length) continue;
+    const per = [...kinds.map((k) => median(rs.map((r) => r.kinds[k] ?? 0))), median(rs.map((r) => r.serverCPU))];
+    console.log(`    ${way.label.padEnd(48)}${per.map((v) => ((v * 1000) / row.n).toFixed(2).padStart(7)).join("")}`);
+  }
+}
+
+// Prints where a file's time went, per way of a row.
+function printWhere(row) {
+  console.log(
+    `    where a file's time goes, ms (medians over the files of every round): start -> first request, between its ` +
       `requests (sum), in the server (call to answer, summed), last answer -> its end; a file's end -> the next start in its slot`,
   );
-  for (const [how, label] of WAYS) {
-    if (how === "uppy") continue; // XMLHttpRequest: not seen by the fetch wrapper
-    const rs = t.get(how);
+  for (const way of row.ways) {
+    const rs = row.rounds.get(way.how);
+    if (way.kind === "uppy" || !rs.length) continue; // Uppy: XMLHttpRequest, not seen by the fetch wrapper
     const all = (k) => median(rs.flatMap((r) => r[k])).toFixed(2);
     console.log(
-      `  ${label.padEnd(46)} first ${all("toFirst")}, between ${all("between")}, server ${all("server")}, ` +
+      `    ${way.label.padEnd(48)} first ${all("toFirst")}, between ${all("between")}, server ${all("server")}, ` +
         `to end ${all("toEnd")}; slot ${all("slot")}; whole file ${all("duration")}; in flight ${median(rs.map((r) => r.inFlight)).toFixed(1)}`,
     );
   }
 }
 
-// Runs in a page that nothing is attached to (runUnattached): takes the files, then runs the
-// ways in the order Node gives them, telling it how each went (its time, the files' marks and
-// the requests' times).
-const UNATTACHED_CODE = async (n) => {
-  const post = async (path, body) => (await fetch(`/bench-free/${path}`, { method: "POST", body: JSON.stringify(body) })).json();
+// Runs in a page that drives itself (runFree): takes the first n files, then runs the ways in
+// the order Node gives them, telling it (at path) how each went: its time, the files' marks and
+// the requests' times, or its error.
+const FREE_CODE = async (n, path) => {
+  const post = async (what, body) => (await fetch(path + what, { method: "POST", body: JSON.stringify(body) })).json();
   try {
+    if (window.ready !== "ok") throw new Error(window.ready);
     let step = await post("files", { sizes: await window.fetchFiles(n) });
-    while (step.how) {
-      const { ms, mark, requests } = await window.filesRun(step.how, step.base);
-      step = await post("ran", { ms, mark, requests });
+    while (step.way) {
+      let ran;
+      try {
+        ran = await window.filesRun(step.way, step.base);
+      } catch (e) {
+        ran = { error: String(e?.message ?? e) };
+      }
+      step = await post("ran", ran);
     }
   } catch (e) {
     await post("error", { message: String(e?.stack ?? e) });
   }
 };
 
-// The ways again, in a Chromium started with nothing attached (see the file's comment).
-async function runUnattached(env, rounds, sizes, md5, folder) {
-  env.web.dir("/bench-files/", folder);
-  env.web.page("/files-free.html", filesPage(`(${UNATTACHED_CODE})(${N});`));
-  const steps = schedule(rounds);
-  const ms = new Map(WAYS.map(([how]) => [how, []]));
-  const where = new Map(WAYS.map(([how]) => [how, []])); // per round: breakdown's
-  const cpu = new Map(WAYS.map(([how]) => [how, []])); // per round: CPU seconds by process kind
-  const problems = [];
-  let at = -1; // the step running
-  let cpu0; // the CPU times when the step began
-  let finish, fail, watchdog;
-  const finished = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
-  // Ten minutes without word from the page (a page that did not load, a step that never
-  // ends) end the part.
-  const watch = () => {
-    clearTimeout(watchdog);
-    watchdog = setTimeout(() => fail(new Error(`the unattached page: no word in 10 minutes (step ${at + 1} of ${steps.length})`)), 600_000);
-  };
-  watch();
-  // The next step for the page, the server made fresh for it ({} after the last).
-  const next = async () => {
-    if (++at === steps.length) return finish(), {};
+let freePages = 0;
+
+// The rows of one half whose pages drive themselves (see the file's comment): per link, a page
+// that open(url) opens ({ close(), failed }: failed rejects if the browser ends first), which
+// fetches the link's files into Files in memory and runs every step Node gives it.
+async function runFree(env, half, rounds, files, open) {
+  const rows = [];
+  for (const link of LINKS) {
+    const n = filesFor(link, files.sizes);
+    const linkRows = VERSIONS.map((v) => newRow(half, link, v, n));
+    const steps = stepsOf(linkRows, rounds);
+    const path = `/bench-free-${++freePages}/`;
+    env.web.page(`/files-free-${freePages}.html`, filesPage(`(${FREE_CODE})(${n}, ${JSON.stringify(path)});`));
+    let at = -1; // the step running
+    let cpu0; // the CPU times when it began
+    let finish, fail, watchdog;
+    const finished = new Promise((resolve, reject) => ((finish = resolve), (fail = reject)));
+    // Ten minutes without word from the page (a page that did not load, a step that never
+    // ends) end the part.
+    const watch = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => fail(new Error(`${half.name}: no word from the page in 10 minutes (step ${at + 1} of ${steps.length})`)), 600_000);
+    };
     watch();
-    await freshServer(env);
-    cpu0 = cpuNow();
-    return { how: steps[at].how, base: bucket(env, steps[at].how, steps[at].i, "-free") };
-  };
-  env.web.route("/bench-free/", async (req, res) => {
-    const answer = (v) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(v));
-    try {
-      const body = JSON.parse((await readBody(req)).toString() || "{}");
-      const what = req.url.slice("/bench-free/".length);
-      if (what === "error") throw new Error(`the unattached page: ${body.message}`);
-      if (what === "files" && body.sizes.join() !== sizes.join()) throw new Error("the files fetched are not the files written");
-      if (what === "ran") {
-        const { how, i } = steps[at];
-        const cpu1 = cpuNow();
-        ms.get(how).push(body.ms);
-        where.get(how).push(breakdown(body));
-        const used = { server: cpu1.server - cpu0.server };
-        for (const [kind, t] of Object.entries(cpu1.kinds)) used[kind] = t - (cpu0.kinds[kind] ?? 0);
-        cpu.get(how).push(used);
-        const problem = await checkStored(env, how, i, sizes, md5);
-        if (problem) problems.push(problem);
+    // The next step for the page ({} after the last).
+    const next = async () => {
+      if (++at === steps.length) return finish(), {};
+      watch();
+      const { base, cpu } = await beginStep(env, steps[at]);
+      cpu0 = cpu;
+      return { way: forPage(steps[at].way), base };
+    };
+    env.web.route(path, async (req, res) => {
+      const answer = (v) => res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(v));
+      try {
+        const body = JSON.parse((await readBody(req)).toString() || "{}");
+        const what = req.url.slice(path.length);
+        if (what === "error") throw new Error(`${half.name}: the page: ${body.message}`);
+        if (what === "files" && body.sizes.join() !== files.sizes.slice(0, n).join()) throw new Error("the files fetched are not the files written");
+        if (what === "ran") await endStep(env, steps[at], body, cpu0, files);
+        answer(await next());
+      } catch (err) {
+        answer({});
+        fail(err);
       }
-      answer(await next());
-    } catch (err) {
-      answer({});
-      fail(err);
+    });
+    const page = await open(`${env.web.url}/files-free-${freePages}.html`);
+    try {
+      await Promise.race([finished, page.failed]);
+    } finally {
+      clearTimeout(watchdog);
+      await page.close();
+      await env.ref.reset();
     }
-  });
+    for (const row of linkRows) printRow(row, files);
+    rows.push(...linkRows);
+  }
+  return rows;
+}
+
+// Opens the free page in a Chromium started with nothing attached (a process group of its own:
+// close() ends the browser and its child processes), trusting the reference server's certificate.
+const chromiumAlone = (env) => async (url) => {
   const profile = scratchDir("mediaupload-bench-unattached-");
-  // A process group of its own: stop() ends the browser and its child processes.
   const browser = spawnGroup(process.env.CHROMIUM ?? "/usr/bin/chromium", [
     ...CHROMIUM_ARGS,
+    ...chromiumTrustArgs({ spki: env.ref.spki }),
     `--user-data-dir=${profile.dir}`,
-    `${env.web.url}/files-free.html`,
+    url,
   ]);
   browser.child.stdout.resume(); // nothing reads what it logs
   browser.child.stderr.resume();
-  const exited = new Promise((_, reject) => browser.child.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before the end`))));
-  exited.catch(() => {}); // it exits when stopped below, after the end
-  try {
-    await Promise.race([finished, exited]);
-  } finally {
-    clearTimeout(watchdog);
-    await browser.stop();
-    profile.remove();
-    await env.ref.reset();
-  }
-  const plain = ms.has("plain") ? median(ms.get("plain")) : NaN;
-  console.log(
-    `  without DevTools (a Chromium nothing is attached to; the same files fetched into Files in memory), ` +
-      `${rounds} rounds, medians: files per second${ms.has("plain") ? ", and the ratio to the plain start + PUT loop's" : ""}`,
-  );
-  for (const [how, label] of WAYS) {
-    const m = median(ms.get(how));
-    const ratio = Number.isNaN(plain) ? "" : `   ${(plain / m).toFixed(2)}`;
-    console.log(`  ${label.padEnd(46)}${(N / (m / 1000)).toFixed(1).padStart(8)}${ratio}`);
-  }
-  // Where the CPU went, per file (medians of the rounds): the browser's processes by kind, and
-  // the server.
-  const kinds = ["renderer", "main", "utility", "browser", "server"];
-  console.log(
-    "  CPU ms per file, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
-      "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
-  );
-  for (const [how, label] of WAYS) {
-    const per = kinds.map((k) => ((median(cpu.get(how).map((u) => u[k] ?? 0)) * 1000) / N).toFixed(2));
-    console.log(`  ${label.padEnd(46)}${per.map((v) => v.padStart(7)).join("")}`);
-  }
-  printWhere(where);
-  for (const p of problems) console.log(`  ${p}`);
+  const failed = new Promise((_, reject) => browser.child.on("exit", (code) => reject(new Error(`Chromium exited (${code}) before the end`))));
+  failed.catch(() => {}); // it exits when closed, after the end
+  return {
+    failed,
+    close: async () => {
+      await browser.stop();
+      profile.remove();
+    },
+  };
+};
+
+const UNATTACHED_HALF = { name: "Chromium, nothing attached", engine: "chromium" };
+
+// The issue's targets for the module's defaults over the plain one-request loop: 0.95 at a 20
+// and a 60 ms round trip, in every engine; 0.90 on loopback with nothing attached to the
+// browser. None with a rate.
+function targetOf(row) {
+  const { link } = row;
+  if (link.bitsPerSecond) return undefined;
+  if (link.rttMs === 20 || link.rttMs === 60) return 0.95;
+  if (!link.rttMs && row.half === UNATTACHED_HALF) return 0.9;
 }
 
-/** Runs the files part in env (bench.mjs's: Chromium, the reference server) and prints it. */
+// One line per row: the module's defaults against the plain one-request loop, with the target
+// and Uppy beside.
+function printSummary(rows) {
+  rows = rows.filter((r) => r.rounds.has("queue") && r.rounds.has(BASE));
+  if (!rows.length) return;
+  console.log(
+    `many files, the module's defaults (mu.queue({ concurrency: 6 }), no other option) over the plain one-request loop ` +
+      `(six loops of one media POST per file, with the module's Content-Type), files per second (median rounds) and the ` +
+      `median of each round's own ratio; Uppy + XHR upload beside (its POSTs are preflighted too: XMLHttpRequest ` +
+      `preflights a request to another origin that has upload listeners)`,
+  );
+  console.log(
+    `  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${col("files", 5)}${col("queue", 8)}${col("1-req", 8)}` +
+      `${col("ratio", 7)}   ${"target".padEnd(17)}${col("Uppy", 7)}`,
+  );
+  for (const row of rows) {
+    const ratio = ratioOf(row, "queue", BASE);
+    const target = targetOf(row);
+    const verdict = target === undefined ? "-" : `>= ${target.toFixed(2)}: ${ratio >= target ? "met" : "not met"}`;
+    console.log(
+      `  ${row.half.name.padEnd(28)}${row.link.name.padEnd(28)}${row.version.padEnd(9)}${col(row.n, 5)}` +
+        `${col(fixed(rateOf(row, "queue"), 1), 8)}${col(fixed(rateOf(row, BASE), 1), 8)}${col(fixed(ratio, 2), 7)}   ` +
+        `${verdict.padEnd(17)}${col(fixed(rateOf(row, "uppy"), 1), 7)}`,
+    );
+  }
+}
+
+// The queue and the plain one-request loop 6, 12 and 24 at a time, per row that ran them (over
+// HTTP/2 at a 60 ms round trip): files per second, and the queue's over the loop's.
+function printConcurrency(rows) {
+  const ns = [6, 12, 24];
+  const how = (kind, n) => (n === 6 ? kind : `${kind}${n}`);
+  rows = rows.filter((r) => ns.some((n) => n !== 6 && r.rounds.has(how("queue", n))));
+  if (!rows.length) return;
+  console.log(`the queue's concurrency: files per second of mu.queue({ concurrency }) / of as many plain one-request loops (the queue's ratio)`);
+  console.log(`  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${ns.map((n) => `${n} at a time`.padEnd(22)).join("")}`.trimEnd());
+  for (const row of rows) {
+    const cells = ns.map((n) => {
+      const [q, m] = [how("queue", n), how("media", n)];
+      return `${fixed(rateOf(row, q), 1)} / ${fixed(rateOf(row, m), 1)} (${fixed(ratioOf(row, q, m), 2)})`.padEnd(22);
+    });
+    console.log(`  ${row.half.name.padEnd(28)}${row.link.name.padEnd(28)}${row.version.padEnd(9)}${cells.join("")}`.trimEnd());
+  }
+}
+
+/** Runs the files part in env (bench.mjs's: Chromium, the reference server with tls) and prints it. */
 export async function benchFiles(env, rounds) {
   const sizes = fileSizes();
-  const total = sum(sizes);
   // File i holds the first sizes[i] bytes of one block.
   const block = pseudoRandomBytes(Math.max(...sizes), SEED);
   const md5 = new Map(sizes.map((n) => [n, createHash("md5").update(block.subarray(0, n)).digest("base64")]));
@@ -448,124 +749,111 @@ export async function benchFiles(env, rounds) {
       writeFileSync(path, block.subarray(0, n));
       return path;
     });
+    const files = { sizes, md5, paths };
+    const total = sum(sizes);
     console.log(
       `many files: ${N} files of ${MIN / 1000} KB to ${MAX / 1e6} MB (log-uniform, seeded; ${(total / 1e6).toFixed(0)} MB, ` +
-        `median ${(median(sizes) / 1e3).toFixed(0)} KB), ${CONCURRENCY} at a time, headless Chromium to the reference server ` +
-        `over loopback (HTTP/1.1)${RTT_MS ? `, each answer ${RTT_MS} ms late (a round trip)` : ""}, ${rounds} rounds, medians; ` +
-        `every object's size and MD5 checked`,
+        `median ${(median(sizes) / 1e3).toFixed(0)} KB; over a link with a rate, the first of them that it carries in about ` +
+        `${LINK_SECONDS} s, at least ${MIN_FILES}), from ${ENGINES_RUN.join(", ")} to the reference server over ${LINKS.map((l) => l.name).join(", ")} ` +
+        `(HTTP/1.1 to its http origin, HTTP/2 to its https one; every request checked in its log to have gone over the version named), ` +
+        `${rounds} rounds, medians; every object's size and MD5 checked`,
     );
-    env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
-    if (ATTACHED) await run(env, rounds, sizes, total, md5, paths);
-    if (UNATTACHED) await runUnattached(env, rounds, sizes, md5, folder.dir);
+    const serve = (env) => {
+      env.web.dir("/bench-files/", folder.dir);
+      env.web.dir("/node_modules/uppy/", join(REPO_ROOT, "node_modules/uppy"));
+      env.web.page("/files.html", filesPage());
+    };
+    const rows = [];
+    if (ENGINES_RUN.includes("chromium")) {
+      serve(env);
+      if (ATTACHED) rows.push(...(await runAttached(env, rounds, files)));
+      if (UNATTACHED) rows.push(...(await runFree(env, UNATTACHED_HALF, rounds, files, chromiumAlone(env))));
+    }
+    // Firefox and WebKit: each with its own browser and servers (harness.mjs), the free page in
+    // a tab of it.
+    for (const engine of ENGINES_RUN.filter((e) => e !== "chromium")) {
+      let e;
+      try {
+        e = await startAll({ engine, tls: true });
+      } catch (err) {
+        console.log(`  ${engine}: not measured: ${err?.message ?? err}`);
+        continue;
+      }
+      try {
+        serve(e);
+        const half = { name: e.engineVersion, engine };
+        const opened = await runFree(e, half, rounds, files, async (url) => {
+          const page = await e.browser.newPage(url);
+          return { failed: new Promise(() => {}), close: () => page.close() };
+        });
+        rows.push(...opened);
+      } finally {
+        await e.close();
+      }
+    }
+    printSummary(rows);
+    printConcurrency(rows);
   } finally {
     folder.remove();
   }
 }
 
-// The bench page: the ways (FILES_CODE), Uppy and the module loaded, then `then` (a script's
-// text) run.
+// The bench page: the ways (FILES_CODE), Uppy and the module loaded (window.ready: "ok", or
+// what failed), then `then` (a script's text) run.
 const filesPage = (then = "") => `<!doctype html><meta charset="utf-8"><title>files bench</title>
     <input type="file" id="pick" multiple>
     <script type="module">
       (${FILES_CODE})();
-      window.UppyLib = await import("/node_modules/uppy/dist/uppy.min.mjs");
-      const { load } = await import("/dist/mediaupload.js");
-      window.mu = await load();
-      window.ready = true;
+      try {
+        window.UppyLib = await import("/node_modules/uppy/dist/uppy.min.mjs");
+        const { load } = await import("/dist/mediaupload.js");
+        window.mu = await load();
+        window.ready = "ok";
+      } catch (e) {
+        window.ready = "load: " + (e && e.message || e);
+      }
       ${then}
     </script>`;
 
-// Each way's rounds in their order: each round starts one way further on.
-function schedule(rounds) {
-  const steps = [];
-  for (let i = 0; i < rounds; i++) {
-    const order = WAYS.map(([how]) => how);
-    for (let k = 0; k < i % order.length; k++) order.push(order.shift());
-    for (const how of order) steps.push({ how, i });
+// The attached half: bench.mjs's Chromium, driven through DevTools, the Files picked from disk;
+// per link a page of its own (what the module learns of a link stays with its page).
+async function runAttached(env, rounds, files) {
+  const rows = [];
+  for (const link of LINKS) {
+    const n = filesFor(link, files.sizes);
+    const linkRows = VERSIONS.map((v) => newRow({ name: "Chromium, DevTools attached", engine: "chromium" }, link, v, n));
+    const page = await env.openPage("/files.html");
+    const cdp = await env.browser.context.newCDPSession(page);
+    try {
+      const ready = await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
+      if ((await ready.jsonValue()) !== "ok") throw new Error(`the files page: ${await ready.jsonValue()}`);
+      await page.setInputFiles("#pick", files.paths.slice(0, n));
+      const picked = await page.evaluate(() => window.takeFiles());
+      if (picked.join() !== files.sizes.slice(0, n).join()) throw new Error("the files picked are not the files written");
+      await cdp.send("Performance.enable");
+      const mainThread = async () => {
+        const { metrics } = await cdp.send("Performance.getMetrics");
+        return Object.fromEntries(metrics.map((m) => [m.name, m.value])).TaskDuration;
+      };
+      for (const step of stepsOf(linkRows, rounds)) {
+        const { base, cpu } = await beginStep(env, step);
+        const main0 = await mainThread();
+        const profiling = PROFILE && step.i === 0;
+        if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
+        const run = await page.evaluate(([way, base]) => window.filesRun(way, base), [forPage(step.way), base]).catch((err) => ({ error: err.message }));
+        const name = `${link.key}-${step.row.version === H1 ? "h1" : "h2"}-${step.way.how}`;
+        if (profiling) printProfile(name, (await cdp.send("Profiler.stop")).profile, n);
+        const main1 = await mainThread();
+        const record = await endStep(env, step, run, cpu, files);
+        if (record) record.mainMs = (main1 - main0) * 1000;
+      }
+    } finally {
+      await cdp.detach();
+      await page.close();
+      await env.ref.reset();
+    }
+    for (const row of linkRows) printRow(row, files);
+    rows.push(...linkRows);
   }
-  return steps;
-}
-
-// Whether round i of way `how` stored every file whole: a problem's text, or null.
-async function checkStored(env, how, i, sizes, md5) {
-  const objs = (await env.ref.objects()).filter((o) => /^f\d+\.bin$/.test(o.name));
-  const bad = objs.filter((o) => o.md5Hash !== md5.get(sizes[Number(o.name.slice(1, -4))])).length;
-  return objs.length !== N || bad ? `${how}, round ${i + 1}: ${objs.length} objects stored, ${bad} wrong` : null;
-}
-
-// The reference server as each run finds it: nothing stored, the link of BENCH_FILES_RTT.
-async function freshServer(env) {
-  await env.ref.reset();
-  if (RTT_MS) await env.ref.config({ link: { bitsPerSecond: 0, rttMs: RTT_MS } });
-}
-
-// A bucket of its own for each way and round: Chromium caches preflights by URL, and a way must
-// not find those of another one's uploads.
-const bucket = (env, how, i, where = "") => `${env.ref.httpURL}/upload/storage/v1/b/files${where}-${how}-${i}/o`;
-
-async function run(env, rounds, sizes, total, md5, paths) {
-  env.web.page("/files.html", filesPage());
-  const page = await env.openPage("/files.html");
-  await page.waitForFunction(() => window.ready, null, { timeout: 60_000 });
-  await page.setInputFiles("#pick", paths);
-  const picked = await page.evaluate(() => window.takeFiles());
-  if (picked.join() !== sizes.join()) throw new Error("the files picked are not the files written");
-  const cdp = await env.browser.context.newCDPSession(page);
-  await cdp.send("Performance.enable");
-  const mainThread = async () => {
-    const { metrics } = await cdp.send("Performance.getMetrics");
-    return Object.fromEntries(metrics.map((m) => [m.name, m.value])).TaskDuration;
-  };
-  const t = new Map(WAYS.map(([how]) => [how, []]));
-  const problems = [];
-  for (const { how, i } of schedule(rounds)) {
-    await freshServer(env);
-    const [cpu0, main0] = [cpuNow(), await mainThread()];
-    const base = bucket(env, how, i);
-    const profiling = PROFILE && i === 0;
-    if (profiling) await cdp.send("Profiler.enable"), await cdp.send("Profiler.start");
-    const run = await page.evaluate(([how, base]) => window.filesRun(how, base), [how, base]);
-    if (profiling) printProfile(how, (await cdp.send("Profiler.stop")).profile);
-    const [cpu1, main1] = [cpuNow(), await mainThread()];
-    const log = await env.ref.log();
-    const preflights = log.filter((e) => e.kind === "preflight").length;
-    const problem = await checkStored(env, how, i, sizes, md5);
-    if (problem) problems.push(problem);
-    t.get(how).push({
-      ...breakdown(run),
-      requests: (log.length - preflights) / N,
-      preflights: preflights / N,
-      ms: run.ms,
-      setupMs: run.setupMs,
-      browserCPU: (cpu1.browser - cpu0.browser) * 1000,
-      serverCPU: (cpu1.server - cpu0.server) * 1000,
-      mainMs: (main1 - main0) * 1000,
-    });
-  }
-  await env.ref.reset();
-  await cdp.detach();
-  await page.close();
-
-  const col = (s, w) => String(s).padStart(w);
-  console.log(
-    `  ${"way".padEnd(46)}${col("files/s", 8)}${col("MB/s", 7)}${col("req/file", 9)}${col("+preflights", 12)}` +
-      `${col("browser CPU", 12)}${col("main thr.", 10)}${col("server CPU", 11)}   ms per file`,
-  );
-  for (const [how, label] of WAYS) {
-    const rs = t.get(how);
-    const ms = median(rs.map((r) => r.ms));
-    const per = (k) => (median(rs.map((r) => r[k])) / N).toFixed(2);
-    console.log(
-      `  ${label.padEnd(46)}${col((N / (ms / 1000)).toFixed(1), 8)}${col((total / 1e6 / (ms / 1000)).toFixed(0), 7)}` +
-        `${col(median(rs.map((r) => r.requests)).toFixed(2), 9)}${col(median(rs.map((r) => r.preflights)).toFixed(2), 12)}` +
-        `${col(per("browserCPU"), 12)}${col(per("mainMs"), 10)}` +
-        `${col(per("serverCPU"), 11)}${how === "uppy" ? `   (addFiles ${median(rs.map((r) => r.setupMs)).toFixed(0)} ms of the time)` : ""}`,
-    );
-  }
-  printWhere(t);
-  console.log(
-    `  (req/file and preflights per file: the server's log; CPU columns: ms per file over the round, all of the browser's ` +
-      `processes and the server's from /proc, and the page's main thread from DevTools' TaskDuration)`,
-  );
-  for (const p of problems) console.log(`  ${p}`);
+  return rows;
 }
