@@ -22,7 +22,8 @@ const blackout = (atMs) => ({ atMs, blackout: true });
 export function scenarios({ full = false } = {}) {
   // Every tenth of a second of round trips before a 20x drop costs two seconds after it: the
   // slow part is the longer, as it is for a phone that left Wi-Fi for the rest of an upload.
-  const slowS = full ? 30 : 8;
+  const slowS = full ? 30 : 5;
+  const fastMs = full ? 3000 : 2000;
   return [
     {
       name: "40x slower than the upload before",
@@ -36,31 +37,31 @@ export function scenarios({ full = false } = {}) {
     },
     {
       name: "20x drop mid-upload",
-      schedule: [step(0, 40, 20), step(3000, 2, 20)],
-      size: 3 * 5e6 + slowS * 250e3,
-      changeMs: 3000,
+      schedule: [step(0, 40, 20), step(fastMs, 2, 20)],
+      size: (fastMs / 1000) * 5e6 + slowS * 250e3,
+      changeMs: fastMs,
       checks: { firstMs: 3000, gapMs: 3000, ratio: full ? 1.25 : 0, retries: 0, twice: "chunk" },
     },
     {
       name: "20x rise mid-upload",
-      schedule: [step(0, 2, 20), step(3000, 40, 20)],
-      size: 3 * 250e3 + (full ? 7 : 3) * 5e6,
-      changeMs: 3000,
+      schedule: [step(0, 2, 20), step(fastMs, 40, 20)],
+      size: (fastMs / 1000) * 250e3 + (full ? 7 : 3) * 5e6,
+      changeMs: fastMs,
       checks: { ratio: 1.3, retries: 0, twice: 0 },
     },
     {
-      // The tests' blackout is 12 s: longer than the 10 s after which a counted body whose
+      // The tests' blackout is 11 s: longer than the 10 s after which a counted body whose
       // bytes stopped is taken for stalled, so that path runs too.
-      name: `${full ? 20 : 12} s blackout`,
-      schedule: [step(0, 20, 40), blackout(2000), step(2000 + (full ? 20000 : 12000), 20, 40)],
-      size: (full ? 10 : 5) * 2.5e6,
+      name: `${full ? 20 : 11} s blackout`,
+      schedule: [step(0, 20, 40), blackout(2000), step(2000 + (full ? 20000 : 11000), 20, 40)],
+      size: (full ? 10 : 3.5) * 2.5e6,
       changeMs: 2000,
       checks: { retries: 1, twice: "chunk" },
     },
     {
       name: "round trip from 40 to 600 ms",
       schedule: [step(0, 20, 40), step(2000, 20, 600)],
-      size: (full ? 10 : 5) * 2.5e6,
+      size: (full ? 10 : 4) * 2.5e6,
       changeMs: 2000,
       checks: { gapMs: 4000, retries: 0, twice: 0 },
     },
