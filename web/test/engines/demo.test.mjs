@@ -89,6 +89,13 @@ forEachEngine((engine) => {
   const speed = async () => (await (await fetch(`${serve.url}/api/throttle`)).json()).bytesPerSecond;
   const ready = (page) => page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
   const row = (n) => `li.file[data-name="${n}"]`;
+  // The network speed, picked as a user would: an option of the select.
+  const pickSpeed = (page, value) =>
+    page.evaluate((v) => {
+      const select = document.querySelector("#speed");
+      select.value = v;
+      select.dispatchEvent(new Event("change"));
+    }, value);
 
   // Opens the demo, picks the file name (made on disk) in its input with the reference server as
   // the target, 256 KiB chunks, at 1 MB/s, pauses it at a fifth or more, and reloads the page.
@@ -208,12 +215,7 @@ forEachEngine((engine) => {
     const page = await env.browser.newPage(proxy.url + "/");
     try {
       await ready(page);
-      // As a user would: an option of the select.
-      await page.evaluate(() => {
-        const select = document.querySelector("#speed");
-        select.value = "1048576";
-        select.dispatchEvent(new Event("change"));
-      });
+      await pickSpeed(page, "1048576");
       for (let i = 0; (await speed()) !== 1048576; i++) {
         assert.ok(i < 100, "the page did not set the speed");
         await new Promise((r) => setTimeout(r, 20));
@@ -237,12 +239,7 @@ forEachEngine((engine) => {
     const size = 12 * MiB + 5;
     writeFileSync(join(files.dir, name), pseudoRandomBytes(size, 64));
     const page = await env.browser.newPage(proxy.url + "/");
-    const pick = (value) =>
-      page.evaluate((v) => {
-        const select = document.querySelector("#speed");
-        select.value = v;
-        select.dispatchEvent(new Event("change"));
-      }, value);
+    const pick = (value) => pickSpeed(page, value);
     // The row's percentage as it changes, with the page's clock.
     const pctAt = () =>
       page.evaluate((sel) => {
