@@ -128,12 +128,13 @@ func TestProgressInsideChunks(t *testing.T) {
 		loaded = append(loaded, p.Loaded)
 		confirmed = append(confirmed, p.Confirmed)
 	}
-	// Inside the first chunk: nothing confirmed until its answer; the counts are held until
-	// they show the rate the browser takes bytes at (the link's: no answer has measured it
-	// yet), half a second and 512 KiB after the first, then loaded is that rate from the
-	// request's start: 768 KiB at 750 ms, then all of it.
-	wantL := []int64{0, 3 * K256, mib, mib}
-	wantC := []int64{0, 0, 0, mib}
+	// Inside the first chunk: nothing confirmed until its answer. Before the rate the browser
+	// takes bytes at is known (no answer has measured the link yet), loaded is what it took
+	// since its first count (its buffers full by then: the link carried that at least), 256 KiB
+	// at 500 ms; once the counts show the rate, half a second and 512 KiB after the first,
+	// loaded is that rate from the request's start: 768 KiB at 750 ms, then all of it.
+	wantL := []int64{0, K256, 3 * K256, mib}
+	wantC := []int64{0, 0, 0, 0}
 	if !slices.Equal(loaded[:4], wantL) || !slices.Equal(confirmed[:4], wantC) {
 		t.Errorf("the first chunk: loaded %v, confirmed %v; want %v, %v", loaded[:4], confirmed[:4], wantL, wantC)
 	}
@@ -192,12 +193,12 @@ func TestProgressFirstChunkPacedBySlope(t *testing.T) {
 	for i := 1; i < len(seen); i++ {
 		steps = append(steps, seen[i].Loaded-seen[i-1].Loaded)
 	}
-	// Six reports inside: the first at 1.5 s, once the counts have shown the rate over 256 KiB
-	// (held until then), three eighths of a MiB (the link's 256 KiB/s from the request's
-	// start); then one each half second, an eighth of a MiB: the link's, not the 768 KiB the
-	// browser took at once.
-	if len(steps) < 6 || steps[0] > 3*K256/2+1024 || slices.Max(steps[1:6]) > K256/2+1024 {
-		t.Errorf("loaded moved by %v: want three eighths of a MiB, then steps of about %d", steps, K256/2)
+	// Reports inside from the second count on: first what the browser took since its first
+	// count (an eighth of a MiB at 1 s), then, once the counts have shown the rate over 256 KiB
+	// at 1.5 s, that rate from the request's start (three eighths in all), then an eighth each
+	// half second: the link's, never the 768 KiB the browser took at once.
+	if len(steps) < 7 || steps[0] > K256/2+1024 || steps[0]+steps[1] > 3*K256/2+1024 || slices.Max(steps[2:7]) > K256/2+1024 {
+		t.Errorf("loaded moved by %v: want an eighth of a MiB, three eighths in all, then steps of about %d", steps, K256/2)
 	}
 }
 

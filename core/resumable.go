@@ -190,6 +190,7 @@ type pacer struct {
 	est      float64  // where the server stands, as the rates seen so far tell
 	lead     float64  // how far the browser's take runs ahead of the server
 	at       Duration // when est last moved
+	firstN   int64    // the first count
 	last     int64    // the latest count, and when the count last grew
 	grewAt   Duration //
 	allAt    Duration // when the count reached the body's size (0: not yet), and moved then
@@ -212,7 +213,7 @@ const (
 
 func (p *pacer) paced(now Duration, n int64) int64 {
 	if !p.told {
-		p.told, p.at, p.winAt, p.winN, p.grewAt = true, p.begun, now, n, now
+		p.told, p.at, p.winAt, p.winN, p.grewAt, p.firstN = true, p.begun, now, n, now, n
 	}
 	if n > p.last {
 		p.last, p.grewAt = n, now
@@ -240,6 +241,11 @@ func (p *pacer) paced(now Duration, n int64) int64 {
 		// While the browser still takes bytes, the server is its lead behind the count: a link
 		// that slows down mid-chunk shows here at once, before its new rate is measured.
 		p.est = min(p.est, float64(n)-p.lead)
+	}
+	if !p.measured && p.rate <= 0 {
+		// Before any rate is known: what the browser took since its first count, its buffers
+		// full by then, the link has carried at least (a moment behind, never ahead).
+		p.est = max(p.est, float64(n-p.firstN))
 	}
 	p.moved = max(p.moved, min(n, int64(p.est)))
 	if n >= p.size && p.allAt == 0 {
