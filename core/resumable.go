@@ -37,6 +37,7 @@ type resumable struct {
 	hidden  int64   // the end of a chunk whose answer the transport could not read, or -1
 	lost    int     // sessions lost (404, 410) so far
 	counted bool    // the transport reported progress inside the latest chunk (Request.OnSent)
+	offered bool    // the latest chunk was offered to be counted (worthCounting)
 	rate    float64 // bytes per second of the latest chunk answered, its round trip included
 	// A chunk cut short because its answer was late (lateBound): where it began and how long
 	// it ran, until the status query after it tells what the server kept (cutTook 0: none).
@@ -147,15 +148,17 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 	// only with the server's answer (docs/protocol.md section 8): paced (pacer). From the first
 	// count on, the count also says whether the body still moves: a stall is bytes that stop
 	// moving, not a slow link (pacer.stalled).
-	r.counted = false
-	pace := pacer{begun: u.o.Clock.Now(), rate: r.linkRate(), size: end - offset}
-	req.OnSent = func(n int64) bool {
-		r.counted = true
-		return pace.count(req, n, func(now Duration, sent int64) {
-			if u.prog.sending(now, offset, sent) {
-				u.emitProgress()
-			}
-		}, u.o.Clock.Now())
+	r.counted, r.offered = false, r.worthCounting(end-offset)
+	if r.offered {
+		pace := pacer{begun: u.o.Clock.Now(), rate: r.linkRate(), size: end - offset}
+		req.OnSent = func(n int64) bool {
+			r.counted = true
+			return pace.count(req, n, func(now Duration, sent int64) {
+				if u.prog.sending(now, offset, sent) {
+					u.emitProgress()
+				}
+			}, u.o.Clock.Now())
+		}
 	}
 	// Where progress comes only with answers, a chunk whose answer is late is cut short
 	// (lateBound), before the stall bound.
@@ -294,6 +297,23 @@ func (p *pacer) stalled(now Duration) bool {
 	return now-p.allAt > due
 }
 
+// worthCounting reports whether a chunk of n bytes is offered to the transport to count as it
+// goes (Request.OnSent): a counted body costs the page a stream it feeds piece by piece (in
+// Chromium over HTTP/2, several milliseconds of the main thread for a few megabytes: the
+// many-files bench), which buys progress inside a chunk and a stall seen by bytes that stop.
+// So, of the sizer's chunks: one while nothing is known of the link (its count tells whether
+// the transport counts at all), or one expected to take a second or more; a chunk not offered
+// leaves the sizer's "counted" as it was (measure). Fixed chunks are the caller's choice: all
+// offered.
+func (r *resumable) worthCounting(n int64) bool {
+	c := r.u.sizer
+	switch {
+	case c == nil, c.rate <= 0:
+		return true
+	}
+	return c.Expect(n) >= Second
+}
+
 // linkRate is the link's rate as this upload's answers show it, in bytes per second: the
 // chunk sizer's measure (chunksize.go), else the latest chunk's; 0 before any answer. (Not
 // the progress's rate: that counts bytes the browser took, ahead of the server. Nor a rate
@@ -353,7 +373,7 @@ func (r *resumable) measure(v verdict, chunkEnd int64) {
 	}
 	switch {
 	case (v == vAnswer || v == vHidden) && chunkEnd > r.s.offset:
-		u.sizer.Answered(chunkEnd-r.s.offset, u.took, r.counted)
+		u.sizer.Answered(chunkEnd-r.s.offset, u.took, r.counted || !r.offered && u.sizer.counted)
 		if v == vHidden {
 			u.prog.moved(u.o.Clock.Now(), chunkEnd-r.s.offset, r.s.offset) // carried; where it left the upload, the query tells
 		}

@@ -485,20 +485,9 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		if u.hash != nil {
 			req.Header.Set("X-Goog-Hash", u.hash.header())
 		}
-		counted := false
-		if u.o.Type == Media && u.total >= countedMin {
-			// A smaller body's count tells nothing of the link (chunksize.go, countedMin), and
-			// costs the page a stream body it need not pay for.
-			pace := pacer{begun: u.o.Clock.Now(), size: u.total}
-			req.OnSent = func(n int64) bool {
-				counted = true
-				return pace.count(req, n, func(now Duration, sent int64) {
-					if u.prog.sending(now, 0, sent) {
-						u.emitProgress()
-					}
-				}, u.o.Clock.Now())
-			}
-		}
+		// A single request is never offered to be counted (Request.OnSent): one of "auto" is
+		// short by its choice, and a counted body costs the page a stream it feeds piece by
+		// piece (resumable.go, worthCounting); its answer ends its silence.
 		req.Timeout = u.timeoutFor(req.ContentLength())
 		if late := u.singleLate(req.ContentLength()); late > 0 && (req.Timeout == 0 || late < req.Timeout) {
 			req.Timeout, req.late = late, true
@@ -522,7 +511,7 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		if n := req.ContentLength(); u.sizer != nil && n >= ChunkAlign {
 			// What one request showed of the link, for the next upload's choice (link.go); a
 			// smaller one's time is mostly its round trip.
-			u.sizer.Answered(n, u.took, counted)
+			u.sizer.Answered(n, u.took, u.sizer.counted)
 			u.o.Link.learn(u.sizer, u.o.Clock.Now())
 		}
 		return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body}, nil
