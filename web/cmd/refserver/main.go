@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mediaupload/mediaupload/web/netlink"
 	"github.com/mediaupload/mediaupload/web/refserver"
 )
 
@@ -76,10 +77,12 @@ func run() error {
 		}
 		out.AltURL = "http://" + a
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	// Every connection gets a small receive buffer, so that an emulated link holds a client's
+	// bytes on the client's side (netlink.ConnState).
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ConnState: netlink.ConnState}
 	// HTTPS that offers HTTP/1.1 only (ALPN), as many servers still do: a browser that sends
 	// stream bodies over HTTP/2 only must find out there and send Blobs.
-	h1 := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
+	h1 := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ConnState: netlink.ConnState, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
 	if *useTLS {
 		cert, err := refserver.NewTestCertificate()
 		if err != nil {

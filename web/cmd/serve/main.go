@@ -43,6 +43,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mediaupload/mediaupload/web/netlink"
 	"github.com/mediaupload/mediaupload/web/refserver"
 )
 
@@ -126,7 +127,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return 1
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second}
+	// Small receive buffers, so that behind the network speed a client's bytes wait on its side
+	// (netlink.ConnState).
+	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second, ConnState: netlink.ConnState}
 	var tln net.Listener
 	var cert *refserver.TestCertificate
 	if c.tlsAddr != "" {
