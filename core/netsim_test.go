@@ -416,3 +416,27 @@ func TestOneRequestCutShortGoesResumable(t *testing.T) {
 		}
 	})
 }
+
+// A first upload to an origin over a transport that counts: the first chunk (256 KiB) is
+// answered before the transport's first count, so whether it counts is found by the next
+// one; from there chunks are long and the progress comes from inside them. (Only chunks
+// worth counting are offered: resumable.go, worthCounting; a chunk too short to show a
+// count must not settle that the transport counts nothing.)
+func TestCountingFoundOnAFirstUpload(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &simNet{t: t, t0: time.Now(), counted: true, lead: 1 << 20,
+			steps: []linkStep{{rate: mbps(16), rtt: 20 * Millisecond}}}
+		var links Links
+		run := n.upload(t, &links, stdClock{origin: n.t0}, 8<<20+100_000)
+		t.Logf("%v; longest gap %.2f s", run, run.longestGapAfter(run.began).Seconds())
+		if run.err != nil {
+			t.Fatal(run.err)
+		}
+		if len(run.chunks) > 4 {
+			t.Errorf("%d chunks: want the long chunks of a counted body after at most two", len(run.chunks))
+		}
+		if g := run.longestGapAfter(run.began); g > Second {
+			t.Errorf("a gap of %.2f s, want under 1 s", g.Seconds())
+		}
+	})
+}

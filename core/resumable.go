@@ -302,17 +302,26 @@ func (p *pacer) stalled(now Duration) bool {
 // Chromium over HTTP/2, several milliseconds of the main thread for a few megabytes: the
 // many-files bench), which buys progress inside a chunk and a stall seen by bytes that stop.
 // So, of the sizer's chunks: one while nothing is known of the link (its count tells whether
-// the transport counts at all), or one expected to take a second or more; a chunk not offered
-// leaves the sizer's "counted" as it was (measure). Fixed chunks are the caller's choice: all
-// offered.
+// the transport counts at all), one expected to take a second or more, and, until a count has
+// been seen, one long enough to show one (countShows): a chunk answered before the host's
+// first count (the first 256 KiB, say) does not show that the transport counts nothing. A
+// chunk not offered leaves the sizer's "counted" as it was (measure). Fixed chunks are the
+// caller's choice: all offered. (Where the host cannot count, an offer costs nothing: it
+// sends the Blob.)
 func (r *resumable) worthCounting(n int64) bool {
 	c := r.u.sizer
 	switch {
 	case c == nil, c.rate <= 0:
 		return true
+	case !c.counted:
+		return c.Expect(n) >= countShows
 	}
 	return c.Expect(n) >= Second
 }
+
+// countShows is the least a chunk takes for its count to show: the host tells it every 200 ms
+// or so (web/js/src/engine/counted.js), from the first count of bytes still to take.
+const countShows = 400 * Millisecond
 
 // linkRate is the link's rate as this upload's answers show it, in bytes per second: the
 // chunk sizer's measure (chunksize.go), else the latest chunk's; 0 before any answer. (Not
