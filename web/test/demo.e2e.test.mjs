@@ -145,6 +145,7 @@ async function rows(page) {
             kept: [...li.querySelectorAll(".log tr.partial td.status")].map((td) => td.textContent),
             requests: Number(li.querySelector(".log .count").textContent),
             logRows: li.querySelectorAll(".log tbody tr").length,
+            logText: [...li.querySelectorAll(".log tbody tr")].map((tr) => [...tr.cells].map((td) => td.textContent).join(" ")),
           },
         ];
       }),
@@ -404,12 +405,27 @@ test("flaky network with a fixed seed: every file still arrives intact", async (
     const faults = log.filter((e) => e.fault);
     assert.ok(faults.length >= list.length, `only ${faults.length} faults were injected for ${list.length} files`);
     // Every upload meets the flaky network early, whatever the seed draws: each row shows a
-    // retry (or a new session) or a chunk the server kept only part of.
+    // retry (or a new session) or a chunk the server kept only part of. One fault the page
+    // never sees: a connection dropped unanswered that the browser had reused sends the same
+    // request again by itself (Chromium does, over HTTP/1.1 keep-alive): the server then logs
+    // the same range twice, the first dropped (status 0), and the row one request fewer.
+    let resentByBrowser = 0;
     for (const f of list) {
       const row = r[f.name];
-      assert.ok(row.retries.length + row.kept.length >= 1, `${f.name}: no retry or resumed chunk shown (${row.requests} requests)`);
+      const mine = log.filter((e) => e.kind === "chunk" && e.contentRange.endsWith(`/${f.size}`));
+      const shown = row.retries.length + row.kept.length;
+      const unseen = mine.filter((e, i) => e.fault && e.status === 0 && mine.slice(i + 1).some((l) => l.contentRange === e.contentRange && !l.fault));
+      const sums = () => `${f.name}: no retry or resumed chunk shown (${row.requests} requests): ${JSON.stringify(row.logText)}; ` +
+        `the server's chunks: ${JSON.stringify(mine.map((e) => `${e.contentRange} ${e.fault || "-"} ${e.status}`))}`;
+      if (shown === 0 && unseen.length > 0 && mine.filter((e) => e.fault).length === unseen.length) {
+        resentByBrowser++;
+        continue;
+      }
+      assert.ok(shown >= 1, sums());
       assert.match(row.faults, /^\d+ (retr|new session|chunks? partly kept)/, `${f.name}: the row does not sum up the faults`);
     }
+    assert.ok(resentByBrowser < list.length, "no fault reached the page at all");
+    if (resentByBrowser) console.log(`# ${resentByBrowser} upload(s) met only a dropped connection that the browser itself sent again`);
     // Retry waits are written for people ("#2 in 1.6 s"), not as "1601.533559 ms".
     const waits = list.flatMap((f) => r[f.name].retries);
     for (const w of waits) assert.match(w, /^(#\d+|new session) in (\d{1,3} ms|\d+(\.\d)? s)$/, `retry wait: ${w}`);
