@@ -440,3 +440,20 @@ func TestCountingFoundOnAFirstUpload(t *testing.T) {
 		}
 	})
 }
+
+// A rate measured too high (a chunk's time mostly its fixed cost) must not leave a chunk with
+// no late bound: one expected under minLateExpect is cut after shortLate; one expected longer,
+// at its expected time plus lateMargin or half of it.
+func TestLateBoundNeverNone(t *testing.T) {
+	c := NewChunkSizer(DefaultMaxChunkSize)
+	c.rate, c.cost = 50e6, 20*Millisecond
+	r := &resumable{u: &Upload{sizer: c}}
+	if got := r.lateBound(4 << 20); got != shortLate {
+		t.Errorf("4 MiB expected in %v: late after %v, want %v", c.Expect(4<<20), got, shortLate)
+	}
+	c.rate = 4e6
+	exp := c.Expect(8e6)
+	if got := r.lateBound(8e6); got != exp+exp/2 {
+		t.Errorf("8 MB expected in %v: late after %v, want %v", exp, got, exp+exp/2)
+	}
+}

@@ -98,11 +98,12 @@ const (
 )
 
 // The late bound of a chunk sized to the link (lateBound in resumable.go): its expected time
-// plus lateMargin or half of it, whichever is more; none where it is expected to take under
-// minLateExpect.
+// plus lateMargin or half of it, whichever is more; shortLate where it is expected to take
+// under minLateExpect.
 const (
 	lateMargin    = Second
 	minLateExpect = 500 * Millisecond
+	shortLate     = 3 * Second
 )
 
 // LateError is a request cut short because its answer was late: the link has become slower

@@ -340,10 +340,12 @@ func (r *resumable) linkRate() float64 {
 // lateBound is when the answer to a chunk of n bytes is late, or 0 for none (docs/protocol.md
 // section 8). Where progress comes only with answers, a link that becomes far slower mid-chunk
 // (a phone leaving Wi-Fi: twenty times slower, say) would leave the chunk in flight for many
-// times its expected time with nothing to show. So a chunk sized to the link (the sizer's
-// Expect: at least minLateExpect, which leaves out loopback's short chunks, where a busy
-// machine's hiccup is no news of the link) is cut short once it has run lateMargin (or half its
-// time, if more) past it; the session is then asked at once what it holds (section 4), and the
+// times its expected time with nothing to show. So a chunk sized to the link is cut short once
+// it has run lateMargin (or half its time, if more) past the sizer's Expect; one expected to
+// take under minLateExpect, only after shortLate: on loopback a busy machine's hiccup is no
+// news of the link, but a rate measured early in an upload can run high (its first chunks'
+// time is mostly their fixed cost), and the last chunk in flight at a 20x drop then went
+// uncut for 9 s (WebKit). The session is then asked at once what it holds (section 4), and the
 // upload goes on from there in smaller chunks, no retry counted. A server that keeps what
 // arrived of a cut request (Google's guide shows one) loses nothing by it. The transport cuts it
 // as it would give up a stalled request (Request.Timeout); where it counts the body instead,
@@ -360,7 +362,7 @@ func (r *resumable) lateBound(n int64) Duration {
 		// cut only past its time on such a link.
 		exp = c.fixedCost() + 40*(exp-c.fixedCost())
 	} else if exp < minLateExpect {
-		return 0
+		return shortLate
 	}
 	return exp + max(lateMargin, exp/2)
 }
