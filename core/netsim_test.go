@@ -38,6 +38,12 @@ type simNet struct {
 	counted  bool  // the transport counts the body (OnSent every 200 ms)
 	lead     int64 // how far the browser's take runs ahead of the server
 	dropCut  bool  // the server drops what arrived of a cut chunk
+	// preflight: the first request to a session URI waits a round trip first (the browser's
+	// preflight of a cross-origin PUT to a URI it has not seen).
+	preflight bool
+	burst     int64 // the browser takes the body in steps of this many bytes (0: any)
+	sessions  int // the sessions started, each a URI of its own
+	flown     int // the sessions whose URI has had its preflight
 	stored   int64
 	total    int64
 	received int64 // body bytes the server read, over all requests
@@ -68,10 +74,15 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 	case r.Method == "POST" && !single:
 		n.answerWait(r, begun, nil)
 		n.stored = 0
+		n.sessions++
 		return &Response{Status: 200, Header: Header{"location": testSession}}, nil
 	case strings.HasPrefix(cr, "bytes */"):
 		n.answerWait(r, begun, nil)
 		return n.state(), nil
+	}
+	if n.preflight && !single && n.flown < n.sessions {
+		n.flown = n.sessions
+		n.answerWait(r, begun, nil)
 	}
 	var first, last int64
 	if single {
@@ -104,6 +115,9 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 			// As the browser's host: the timer goes at the first count of bytes still to take.
 			nextTell += 200 * Millisecond
 			taken := min(size, int64(got)+n.lead)
+			if n.burst > 0 && taken < size {
+				taken = taken / n.burst * n.burst
+			}
 			told = told || taken < size
 			if !r.OnSent(taken) {
 				return cut("stalled")
@@ -437,6 +451,36 @@ func TestCountingFoundOnAFirstUpload(t *testing.T) {
 		}
 		if g := run.longestGapAfter(run.began); g > Second {
 			t.Errorf("a gap of %.2f s, want under 1 s", g.Seconds())
+		}
+	})
+}
+
+// A steady slow link with a long round trip, counted (3 Mbit/s, 150 ms, Chromium over HTTP/2),
+// the first PUT of each session preflighted: loaded moves at the link's rate from the request's
+// start plus its fixed cost, so that in an upload seeded from an earlier one (a single chunk)
+// it reaches the chunk's end about when the answer comes, not a round trip or two before it,
+// then standing (docs/protocol.md section 8).
+func TestProgressReachesTheEndWithTheAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &simNet{t: t, t0: time.Now(), counted: true, lead: 1100 << 10, preflight: true, burst: ChunkAlign,
+			steps: []linkStep{{rate: mbps(3), rtt: 150 * Millisecond}}}
+		var links Links
+		clock := stdClock{origin: n.t0}
+		const size = 14 * ChunkAlign // ten seconds of the link
+		if first := n.upload(t, &links, clock, size); first.err != nil {
+			t.Fatal(first.err)
+		}
+		run := n.upload(t, &links, clock, size)
+		if run.err != nil {
+			t.Fatal(run.err)
+		}
+		// The wait from the last move inside the chunk to the answer (the end), and the
+		// longest between two moves.
+		last := run.began + run.took - run.moves[len(run.moves)-1]
+		longest := run.longestGapAfter(run.moves[0])
+		t.Logf("%v; the last wait %.2f s, the longest %.2f s", run, last.Seconds(), longest.Seconds())
+		if last > 400*Millisecond || longest > 650*Millisecond {
+			t.Errorf("the last wait %.2f s, the longest %.2f s: want at most 0.4 s (two counts) and 0.65 s", last.Seconds(), longest.Seconds())
 		}
 	})
 }

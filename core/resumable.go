@@ -150,7 +150,7 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 	// moving, not a slow link (pacer.stalled).
 	r.counted, r.offered = false, r.worthCounting(end-offset)
 	if r.offered {
-		pace := pacer{begun: u.o.Clock.Now(), rate: r.linkRate(), size: end - offset}
+		pace := pacer{begun: u.o.Clock.Now(), rate: r.linkRate(), cost: r.linkCost(), size: end - offset}
 		req.OnSent = func(n int64) bool {
 			r.counted = true
 			return pace.count(req, n, func(now Duration, sent int64) {
@@ -182,10 +182,15 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 // upload's answers measured (none for the first chunk of an upload seeded from an earlier one's
 // measure: a remembered rate is a hint, and a link far slower than it would leave loaded far
 // ahead of the server, then standing). Once the browser has taken the whole body, the last
-// rate seen carries loaded on through the wait for the answer.
+// rate seen carries loaded on through the wait for the answer. The rate counts from the
+// request's start plus the fixed cost of a request (a round trip, a preflight's too, and the
+// server's time): a chunk's answer comes that long after the bytes' time at the rate, so loaded
+// reaches the chunk's end about when the answer comes, not a round trip or two before it and
+// then stands (3 Mbit/s, 150 ms, HTTP/2: it stood 0.7 s at the end of each chunk).
 type pacer struct {
 	begun Duration // Clock.Now when the request was made
 	rate  float64  // the link's rate as this upload's answers measured it, bytes per second; 0: none
+	cost  Duration // the fixed cost of a request as the upload has measured it; 0: none
 	size  int64    // the body's bytes
 
 	told     bool
@@ -216,7 +221,7 @@ const (
 
 func (p *pacer) paced(now Duration, n int64) int64 {
 	if !p.told {
-		p.told, p.at, p.winAt, p.winN, p.grewAt, p.firstN = true, p.begun, now, n, now, n
+		p.told, p.at, p.winAt, p.winN, p.grewAt, p.firstN = true, p.begun+p.cost, now, n, now, n
 	}
 	if n > p.last {
 		p.last, p.grewAt = n, now
@@ -230,7 +235,7 @@ func (p *pacer) paced(now Duration, n int64) int64 {
 			// lead), which stay full while there is more to take. The answers' rate gone by may
 			// have run high: loaded then stands until the link catches up with it, for it never
 			// goes back.
-			p.measured, p.est, p.at = true, p.slope*(now-p.begun).Seconds(), now
+			p.measured, p.est, p.at = true, p.slope*max(now-p.begun-p.cost, 0).Seconds(), now
 			p.lead = max(float64(n)-p.est, 0)
 		}
 	}
@@ -322,6 +327,15 @@ func (r *resumable) worthCounting(n int64) bool {
 // countShows is the least a chunk takes for its count to show: the host tells it every 200 ms
 // or so (web/js/src/engine/counted.js), from the first count of bytes still to take.
 const countShows = 400 * Millisecond
+
+// linkCost is the fixed cost of a request as the upload knows it (chunksize.go: its round
+// trips, or what the page remembered of the link), or 0.
+func (r *resumable) linkCost() Duration {
+	if s := r.u.sizer; s != nil {
+		return s.cost
+	}
+	return 0
+}
 
 // linkRate is the link's rate as this upload's answers show it, in bytes per second: the
 // chunk sizer's measure (chunksize.go), else the latest chunk's; 0 before any answer. (Not
