@@ -32,21 +32,21 @@ type linkStep struct {
 // reaches the server; a chunk's bytes arrive at the link's rate; the answer leaves one round
 // trip after the last byte (held through a blackout).
 type simNet struct {
-	t        *testing.T
-	steps    []linkStep
-	t0       time.Time
-	counted  bool  // the transport counts the body (OnSent every 200 ms)
-	lead     int64 // how far the browser's take runs ahead of the server
-	dropCut  bool  // the server drops what arrived of a cut chunk
+	t       *testing.T
+	steps   []linkStep
+	t0      time.Time
+	counted bool  // the transport counts the body (OnSent every 200 ms)
+	lead    int64 // how far the browser's take runs ahead of the server
+	dropCut bool  // the server drops what arrived of a cut chunk
 	// preflight: the first request to a session URI waits a round trip first (the browser's
 	// preflight of a cross-origin PUT to a URI it has not seen).
 	preflight bool
 	burst     int64 // the browser takes the body in steps of this many bytes (0: any)
-	sessions  int // the sessions started, each a URI of its own
-	flown     int // the sessions whose URI has had its preflight
-	stored   int64
-	total    int64
-	received int64 // body bytes the server read, over all requests
+	sessions  int   // the sessions started, each a URI of its own
+	flown     int   // the sessions whose URI has had its preflight
+	stored    int64
+	total     int64
+	received  int64 // body bytes the server read, over all requests
 }
 
 const simStep = 10 * time.Millisecond
