@@ -175,11 +175,11 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 // bytes to count as sent (docs/protocol.md section 8). The browser takes a body megabytes ahead
 // of what the server has received (its buffers and HTTP/2's window), and then waits for the
 // answer with nothing more to take; counted as taken, loaded would leap and then stand still.
-// So loaded moves at the link's rate as it is now, from the request's start, never past the
-// count and never back: the rate at which the browser went on taking bytes over the last moment (once its
-// buffers are full it takes them as fast as the link carries them, so a link that slows down
-// or speeds up mid-chunk shows within a second or so), or, before that is seen, the rate this
-// upload's answers measured (none for the first chunk of an upload seeded from an earlier one's
+// So loaded moves at the link's rate as it is now, never past the count and never back: the
+// rate at which the browser went on taking bytes over the last moment (once its buffers are
+// full it takes them as fast as the link carries them, so a link that slows down or speeds up
+// mid-chunk shows within a second or so), or, before that is seen, the rate this upload's
+// answers measured (none for the first chunk of an upload seeded from an earlier one's
 // measure: a remembered rate is a hint, and a link far slower than it would leave loaded far
 // ahead of the server, then standing). Once the browser has taken the whole body, the last
 // rate seen carries loaded on through the wait for the answer. The rate counts from the
@@ -190,7 +190,7 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 type pacer struct {
 	begun Duration // Clock.Now when the request was made
 	rate  float64  // the link's rate as this upload's answers measured it, bytes per second; 0: none
-	cost  Duration // the fixed cost of a request as the upload has measured it; 0: none
+	cost  Duration // the fixed cost of a request as the upload knows it (linkCost); 0: none
 	size  int64    // the body's bytes
 
 	told     bool
