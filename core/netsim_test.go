@@ -41,9 +41,10 @@ type simNet struct {
 	// preflight: the first request to a session URI waits a round trip first (the browser's
 	// preflight of a cross-origin PUT to a URI it has not seen).
 	preflight bool
-	burst     int64 // the browser takes the body in steps of this many bytes (0: any)
-	sessions  int   // the sessions started, each a URI of its own
-	flown     int   // the sessions whose URI has had its preflight
+	burst     int64    // the browser takes the body in steps of this many bytes (0: any)
+	wait      Duration // every answer this much later: a busy machine's waiting, not the link
+	sessions  int      // the sessions started, each a URI of its own
+	flown     int      // the sessions whose URI has had its preflight
 	stored    int64
 	total     int64
 	received  int64 // body bytes the server read, over all requests
@@ -145,7 +146,7 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 // answerWait waits one round trip, held through blackouts; alive, if set, is asked every step
 // whether the request is still wanted.
 func (n *simNet) answerWait(r *Request, begun Duration, alive func() bool) error {
-	left := n.link().rtt + 3*Millisecond // the browser's own cost of a request
+	left := n.link().rtt + 3*Millisecond + n.wait // the browser's own cost of a request
 	for left > 0 {
 		time.Sleep(simStep)
 		if !n.link().blackout {
@@ -500,4 +501,46 @@ func TestLateBoundNeverNone(t *testing.T) {
 	if got := r.lateBound(8e6); got != exp+exp/2 {
 		t.Errorf("8 MB expected in %v: late after %v, want %v", exp, got, exp+exp/2)
 	}
+}
+
+// Files sent in one request, side by side on a busy machine: each answer comes late by the
+// machine's waiting, not the link's rate. An answer on time (within a quarter of a progress
+// interval of what the remembered rate expected) does not lower the rate, so the next file as
+// large as the bound still goes whole; a link many times slower than remembered does, and the
+// next large file goes resumable.
+func TestOneRequestOnTimeKeepsTheRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := &simNet{t: t, t0: time.Now(), lead: 1 << 20, steps: []linkStep{{rate: mbps(160), rtt: 20 * Millisecond}}}
+		var links Links
+		clock := stdClock{origin: n.t0}
+		if fast := n.upload(t, &links, clock, 40<<20); fast.err != nil {
+			t.Fatal(fast.err)
+		}
+		whole := func(size int64) bool {
+			t.Helper()
+			before := n.sessions
+			r := n.upload(t, &links, clock, size)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			return n.sessions == before && r.cuts == 0
+		}
+		n.wait = 150 * Millisecond
+		for i := range 4 {
+			if !whole(1000_000) {
+				t.Fatalf("busy machine: 1 MB file %d not sent whole", i)
+			}
+		}
+		if !whole(4500_000) {
+			t.Error("busy machine: after four 1 MB files answered on time, 4.5 MB not sent whole")
+		}
+		n.wait = 0
+		n.steps = []linkStep{{at: n.now(), rate: mbps(16), rtt: 20 * Millisecond}}
+		if !whole(1000_000) {
+			t.Fatal("10x slower: a 1 MB file not sent whole (its bound was 5 MB)")
+		}
+		if whole(4500_000) {
+			t.Error("10x slower: after a 1 MB file answered 0.45 s late, 4.5 MB still sent whole")
+		}
+	})
 }

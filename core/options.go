@@ -200,11 +200,18 @@ func (o *Options) oneRequestBound(now Duration) int64 {
 	if !ok {
 		return firstChunk
 	}
+	return min(SmallSize, max(int64(rate*o.oneRequestTime().Seconds()), firstChunk))
+}
+
+// oneRequestTime is the time a request that uploadType "auto" sends whole should take at the
+// remembered rate: a share (singleShare) of the progress interval. It is also how much later
+// than expected such a request may be answered and still count as on time (runSingle).
+func (o *Options) oneRequestTime() Duration {
 	interval := o.ProgressInterval
 	if interval <= 0 {
 		interval = Second
 	}
-	return min(SmallSize, max(int64(rate*interval.Seconds()/singleShare), firstChunk))
+	return interval / singleShare
 }
 
 // singleShare: one request is a file the remembered rate sends within this fraction of a

@@ -510,8 +510,16 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		u.prog.moved(u.o.Clock.Now(), req.ContentLength(), u.total)
 		if n := req.ContentLength(); u.sizer != nil && n >= ChunkAlign {
 			// What one request showed of the link, for the next upload's choice (link.go); a
-			// smaller one's time is mostly its round trip.
+			// smaller one's time is mostly its round trip. One answered on time (within a
+			// quarter of a progress interval of what the remembered rate expected) shows the
+			// link as fast as the choice took it: its time is mostly round trips and, with
+			// uploads side by side on a busy machine, waiting, and it may raise the rate, never
+			// lower it (docs/protocol.md section 8, "One request or resumable").
+			was, exp := u.sizer.rate, u.sizer.Expect(n)
 			u.sizer.Answered(n, u.took, u.sizer.counted)
+			if exp > 0 && u.took <= exp+u.o.oneRequestTime() && u.sizer.rate < was {
+				u.sizer.rate = was
+			}
 			u.o.Link.learn(u.sizer, u.o.Clock.Now())
 		}
 		return &Result{Status: resp.Status, Header: resp.Header, Body: resp.Body}, nil
