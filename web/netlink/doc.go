@@ -25,7 +25,14 @@
 // HTTP/2's flow control does not get in the way: net/http's server window (1 MiB per stream
 // and per connection) holds a fraction of a second of the links emulated here, and its window
 // updates go back as the handler reads, at the link's rate (h2_test.go measures one upload at
-// 100 Mbit/s reaching the same share of the link over both versions). Through a Link the
-// client sees its bytes leave as fast as the server's buffers take them (the socket's over
-// HTTP/1.1, the stream's window over HTTP/2), as on a real link.
+// 100 Mbit/s reaching the same share of the link over both versions). Over HTTP/2 the client
+// sees its bytes leave as fast as the stream's window takes them, as on a real link.
+//
+// A client that gives a request up loses the bytes the link had not carried: over HTTP/2 its
+// reset stream ends the body at once; over HTTP/1.1, where giving up is closing the connection,
+// a server from Listen reads a body behind a link with a rate from the socket as fast as the
+// client sends it, holds it until the link carries it, and so sees the close at once
+// (listen.go). The client then sees its HTTP/1.1 bytes leave at once too: its own count of
+// them (XMLHttpRequest's upload progress) runs ahead of the link, where a real link's would
+// lag by its buffers.
 package netlink

@@ -1,9 +1,6 @@
 package netlink
 
 import (
-	"crypto/tls"
-	"net"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -214,27 +211,4 @@ func wait(d time.Duration, changed, done <-chan struct{}) bool {
 		return false
 	}
 	return true
-}
-
-// serverBuffer is the receive buffer a connection gets from ConnState: small, so that what a
-// client has sent and the emulated link has not yet carried waits on the client's side, as it
-// does behind a real uplink, rather than in the server's socket. (Linux makes it 128 KiB at
-// first and grows it as the server reads: behind a slow link, an aborted request's bytes would
-// go on being read from it at the link's rate after the client had gone, seconds at 2 Mbit/s.)
-// On loopback a small window costs nothing: its round trip is a few microseconds.
-const serverBuffer = 64 << 10
-
-// ConnState is for an http.Server's ConnState, in front of a Link: it gives each new
-// connection a small receive buffer (serverBuffer). Over HTTP/2 the server's own flow-control
-// window is the buffer, and a reset stream ends its requests' bodies at once (wrap.go).
-func ConnState(c net.Conn, s http.ConnState) {
-	if s != http.StateNew {
-		return
-	}
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	if tcp, ok := c.(*net.TCPConn); ok {
-		_ = tcp.SetReadBuffer(serverBuffer)
-	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // errGone is what a body read returns once the client has given the request up (over HTTP/2 a
-// reset stream ends its context at once): the bytes the server holds beyond what the link has
+// reset stream ends its context at once; over HTTP/1.1 a closed connection, Listen): the bytes the server holds beyond what the link has
 // carried would, on a real uplink, still be waiting on the client's side, and are lost with it.
 var errGone = errors.New("netlink: the client gave the request up before these bytes crossed the link")
 
@@ -29,7 +29,11 @@ func (l *Link) Wrap(h http.Handler) http.Handler {
 			}
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = &slowBody{ReadCloser: r.Body, l: l, done: done}
+			b := &slowBody{ReadCloser: r.Body, l: l, done: done}
+			if r.ProtoMajor == 1 {
+				b.conn = connOf(r.Context()) // (over HTTP/2 a reset stream ends done)
+			}
+			r.Body = b
 		}
 		h.ServeHTTP(&lateWriter{ResponseWriter: w, l: l, done: done}, r)
 	})
@@ -40,6 +44,7 @@ type slowBody struct {
 	io.ReadCloser
 	l    *Link
 	done <-chan struct{}
+	conn *conn // an HTTP/1.1 request's connection from Listen, or nil
 }
 
 // Read books the bytes it reads on the link and returns them once the link has carried them.
@@ -52,6 +57,9 @@ func (b *slowBody) Read(p []byte) (int, error) {
 		s, ok := b.l.open(b.done) // no byte goes through a blackout
 		if metered = ok && s.Rate > 0; metered && len(p) > step {
 			p = p[:step]
+		}
+		if metered && b.conn != nil {
+			b.conn.pump() // the client's close is seen at once (Listen)
 		}
 	}
 	if b.gone() {
@@ -67,13 +75,14 @@ func (b *slowBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// gone reports whether the client has given the request up (its context is done).
+// gone reports whether the client has given the request up: its context is done, or (over
+// HTTP/1.1) it closed the connection.
 func (b *slowBody) gone() bool {
 	select {
 	case <-b.done:
 		return true
 	default:
-		return false
+		return b.conn != nil && b.conn.gone()
 	}
 }
 

@@ -58,7 +58,7 @@ func run() error {
 
 	var plain, secure, secureH1 []net.Listener
 	listen := func(addr string, list *[]net.Listener) (string, error) {
-		ln, err := net.Listen("tcp", addr)
+		ln, err := netlink.Listen(addr)
 		if err != nil {
 			return "", err
 		}
@@ -77,12 +77,11 @@ func run() error {
 		}
 		out.AltURL = "http://" + a
 	}
-	// Every connection gets a small receive buffer, so that an emulated link holds a client's
-	// bytes on the client's side (netlink.ConnState).
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ConnState: netlink.ConnState}
+	// Every connection's body reader can tell that its client has gone (netlink.Listen).
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ConnContext: netlink.ConnContext}
 	// HTTPS that offers HTTP/1.1 only (ALPN), as many servers still do: a browser that sends
 	// stream bodies over HTTP/2 only must find out there and send Blobs.
-	h1 := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ConnState: netlink.ConnState, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
+	h1 := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ConnContext: netlink.ConnContext, TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
 	if *useTLS {
 		cert, err := refserver.NewTestCertificate()
 		if err != nil {

@@ -121,15 +121,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer app.Close()
 
-	ln, err := net.Listen("tcp", c.addr)
+	ln, err := netlink.Listen(c.addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "serve: %s\n", listenError(c.addr, err))
 		return 1
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	// Small receive buffers, so that behind the network speed a client's bytes wait on its side
-	// (netlink.ConnState).
-	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second, ConnState: netlink.ConnState}
+	// Behind the network speed, a request's body reader can tell that its client has gone
+	// (netlink.Listen).
+	srv := &http.Server{Handler: app, ReadHeaderTimeout: 10 * time.Second, ConnContext: netlink.ConnContext}
 	var tln net.Listener
 	var cert *refserver.TestCertificate
 	if c.tlsAddr != "" {
@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintf(stderr, "serve: %v\n", err)
 			return 1
 		}
-		if tln, err = net.Listen("tcp", c.tlsAddr); err != nil {
+		if tln, err = netlink.Listen(c.tlsAddr); err != nil {
 			ln.Close()
 			fmt.Fprintf(stderr, "serve: %s\n", listenError(c.tlsAddr, err))
 			return 1

@@ -1,0 +1,206 @@
+package netlink
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// Listen is net.Listen("tcp", addr) for a server in front of a Link: give the http.Server
+// ConnContext too. Over HTTP/1.1 a request body behind a link with a rate is then read from its
+// connection as fast as the client sends it, and kept until the link has carried it (conn.pump),
+// so that a client that gives the request up (closes the connection) is seen at once: the bytes
+// the link had not carried are lost with it (wrap.go, errGone), as over HTTP/2, where a reset
+// stream ends its body at once. Read from the socket only as the link carries them, those
+// bytes sat in the client's socket and then in the server's, megabytes on loopback (its
+// segments are 64 KiB, and a sender's kernel sizes its send buffer by its segments), and went
+// on being read at the link's rate after the client had gone: an HTTP/1.1 chunk cut short at a
+// 20x drop was read for twenty seconds more at the slow rate, its bytes competing with the
+// chunks sent after it, where behind a real uplink a few hundred KB would have followed.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return listener{ln}, nil
+}
+
+type listener struct{ net.Listener }
+
+func (l listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &conn{Conn: c, wake: make(chan struct{})}, nil
+}
+
+// connKey is the context key of a request's connection (ConnContext).
+type connKey struct{}
+
+// ConnContext is for an http.Server's ConnContext, with Listen: a request's body reader finds
+// its connection by it.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // TLS
+		c = tc.NetConn()
+	}
+	if pc, ok := c.(*conn); ok {
+		return context.WithValue(ctx, connKey{}, pc)
+	}
+	return ctx
+}
+
+// connOf returns the connection of a request's context, or nil.
+func connOf(ctx context.Context) *conn {
+	pc, _ := ctx.Value(connKey{}).(*conn)
+	return pc
+}
+
+// pumpRead is the most the pump reads from the socket at a time: each large read a block of
+// its own, so that what it holds is never copied to grow (growing one buffer of megabytes cost
+// an emulated link a tenth of its rate, in copies and collections).
+const pumpRead = 64 << 10
+
+// pumpMax bounds what a pumped connection holds that the server has not read: past it the
+// pump waits, and the socket's own buffers hold the rest.
+const pumpMax = 64 << 20
+
+// conn is a connection from Listen. It reads from the socket as the server asks until pump is
+// called; from then on a goroutine reads the socket as fast as it gives, and the server's
+// reads take from what it read (deadlines kept), so that the client's close is seen while
+// bytes it sent before are still waiting for the link (gone).
+type conn struct {
+	net.Conn
+	mu       sync.Mutex
+	pumping  bool
+	blocks   [][]byte      // read from the socket, not yet by the server, in the pump's reads
+	held     int           // their bytes
+	err      error         // the socket's read error (io.EOF: the client closed it), once seen
+	wake     chan struct{} // closed, and replaced, when blocks, err or the deadline changes
+	deadline time.Time     // the server's read deadline (the socket's until pumping)
+}
+
+// signal wakes whoever waits on the connection; c.mu is held.
+func (c *conn) signal() {
+	close(c.wake)
+	c.wake = make(chan struct{})
+}
+
+// pump starts reading the socket ahead of the server (once).
+func (c *conn) pump() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pumping {
+		return
+	}
+	c.pumping = true
+	_ = c.Conn.SetReadDeadline(time.Time{}) // the pump's reads wait for ever; the server's keep theirs (Read)
+	go func() {
+		var b []byte
+		for {
+			if b == nil {
+				b = make([]byte, pumpRead)
+			}
+			n, err := c.Conn.Read(b)
+			block := b[:n]
+			if n < pumpRead/4 {
+				block = append([]byte(nil), block...) // a small read (a request's head) keeps b
+			} else {
+				b = nil // held until read
+			}
+			c.mu.Lock()
+			if n > 0 {
+				c.blocks = append(c.blocks, block)
+				c.held += n
+			}
+			if err != nil {
+				c.err = err
+			}
+			c.signal()
+			for c.err == nil && c.held >= pumpMax {
+				w := c.wake
+				c.mu.Unlock()
+				<-w
+				c.mu.Lock()
+			}
+			c.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// gone reports whether the client has closed the connection while it was pumped.
+func (c *conn) gone() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	if !c.pumping {
+		c.mu.Unlock()
+		return c.Conn.Read(p)
+	}
+	for {
+		if c.held > 0 {
+			n := copy(p, c.blocks[0])
+			if c.blocks[0] = c.blocks[0][n:]; len(c.blocks[0]) == 0 {
+				c.blocks[0] = nil
+				c.blocks = c.blocks[1:]
+			}
+			c.held -= n
+			c.signal() // the pump may wait for room
+			c.mu.Unlock()
+			return n, nil
+		}
+		if c.err != nil {
+			err := c.err
+			c.mu.Unlock()
+			return 0, err
+		}
+		var t *time.Timer
+		var timeout <-chan time.Time
+		if !c.deadline.IsZero() {
+			d := time.Until(c.deadline)
+			if d <= 0 {
+				c.mu.Unlock()
+				return 0, os.ErrDeadlineExceeded // as the socket says it (net/http aborts its background read so)
+			}
+			t = time.NewTimer(d)
+			timeout = t.C
+		}
+		w := c.wake
+		c.mu.Unlock()
+		select {
+		case <-w:
+		case <-timeout:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		c.mu.Lock()
+	}
+}
+
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.deadline = t
+	if !c.pumping {
+		return c.Conn.SetReadDeadline(t)
+	}
+	c.signal()
+	return nil
+}
+
+func (c *conn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.Conn.SetWriteDeadline(t)
+}

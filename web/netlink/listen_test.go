@@ -1,0 +1,148 @@
+package netlink
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// serveListen serves h behind l on a listener from Listen, as the reference server does, and
+// returns its address.
+func serveListen(t *testing.T, l *Link, h http.Handler) string {
+	t.Helper()
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: l.Wrap(h), ConnContext: ConnContext}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// An HTTP/1.1 client that gives a request up mid-body (closes its connection) is seen at once:
+// the body's read ends with errGone, and the bytes the link had not carried are not read
+// after it. (Read from the socket as the link carried them, the bytes already in the sockets'
+// buffers went on being read at the link's rate: seconds at 1 Mbit/s.)
+func TestClosedConnectionEndsTheBody(t *testing.T) {
+	l := &Link{}
+	l.Set(125_000, 0) // 1 Mbit/s
+	type end struct {
+		n   int64
+		err error
+		at  time.Time
+	}
+	ended := make(chan end, 1)
+	addr := serveListen(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		ended <- end{n, err, time.Now()}
+	}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size, sent = 4 << 20, 2 << 20
+	_, err = c.Write([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(make([]byte, sent)); err != nil { // into the sockets' buffers and the pump's
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // the link carries about 62 KB of it
+	closed := time.Now()
+	c.Close()
+	select {
+	case e := <-ended:
+		t.Logf("read %d bytes, %v, %v after the close", e.n, e.err, e.at.Sub(closed).Round(time.Millisecond))
+		if !errors.Is(e.err, errGone) {
+			t.Errorf("the body ended with %v, want errGone", e.err)
+		}
+		if e.n > 200<<10 {
+			t.Errorf("%d bytes read: more than the link carried before the close", e.n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the body still read 5 s after the client closed (at 1 Mbit/s its 2 MiB take 17 s)")
+	}
+}
+
+// A pumped connection serves requests as any other: the bodies whole, a second request on the
+// same connection (net/http's read after a body, and its abort by a deadline, go through the
+// pump), and a read deadline that passes.
+func TestPumpedConnectionKeepsAlive(t *testing.T) {
+	l := &Link{}
+	l.Set(10_000_000, 0) // 80 Mbit/s: metered, so pumped
+	addr := serveListen(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		_, _ = w.Write([]byte(strconv.FormatInt(n, 10)))
+	}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rd := bufio.NewReader(c)
+	for i, size := range []int{300 << 10, 1 << 20, 70 << 10} {
+		if _, err := c.Write(append([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n"), make([]byte, size)...)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		if string(body) != strconv.Itoa(size) {
+			t.Errorf("request %d: the server read %s bytes, want %d", i, body, size)
+		}
+		time.Sleep(50 * time.Millisecond) // between requests: net/http's read waits on the pump
+	}
+
+	// The pump keeps the server's read deadline.
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if cc, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+			time.Sleep(2 * time.Second)
+			cc.Close()
+		}
+	}()
+	sc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	sc.(*conn).pump()
+	_ = sc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	t0 := time.Now()
+	_, err = sc.Read(make([]byte, 10))
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || time.Since(t0) > time.Second {
+		t.Errorf("a read past its deadline: %v after %v, want a timeout after 100 ms", err, time.Since(t0))
+	}
+}
+
+// A pumped body comes at the link's rate, as one read from the socket does: the client's bytes
+// held in memory, megabytes, cost no time of their own.
+func TestPumpedBodyAtTheLinksRate(t *testing.T) {
+	l := &Link{}
+	l.Set(8_000_000, 0)
+	addr := serveListen(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	t0 := time.Now()
+	res, err := http.Post("http://"+addr+"/", "application/octet-stream", bytes.NewReader(make([]byte, 8_000_000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if d := time.Since(t0); d < 950*time.Millisecond || d > 1150*time.Millisecond {
+		t.Errorf("8 MB at 8 MB/s took %v, want about 1 s", d)
+	}
+}
