@@ -187,6 +187,17 @@ func (c *conn) Read(p []byte) (int, error) {
 	}
 }
 
+// Close also ends the pump's wait for room (its read of the socket then fails, and it ends).
+func (c *conn) Close() error {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = net.ErrClosed
+	}
+	c.signal()
+	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
 func (c *conn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
