@@ -9,7 +9,10 @@
 // figures are those of web/test/engines/links.test.mjs, with the issue's targets beside them.
 //
 // BENCH_CHANGE_ENGINES picks engines ("chromium,firefox"; default all three),
-// BENCH_CHANGE_SCENARIOS picks scenarios by the start of their names ("20x drop,blackout").
+// BENCH_CHANGE_SCENARIOS picks scenarios by the start of their names ("20x drop,blackout"),
+// BENCH_CHANGE_TRACE=1 prints under each upload its requests (when each ended, from the
+// upload's start, and what it was), the times `loaded` grew, and the server's log of it (what
+// each request's body carried and what the server kept of it).
 
 import { ENGINES } from "../test/browsers.mjs";
 import { startAll } from "../test/harness.mjs";
@@ -21,6 +24,28 @@ const WAYS = [
   ["defaults", {}],
   ["one PUT", { chunkSize: 0 }],
 ];
+
+const TRACE = process.env.BENCH_CHANGE_TRACE === "1";
+
+// Prints an upload's requests and moves of `loaded` (seconds from its start) and the server's
+// log of it (BENCH_CHANGE_TRACE).
+function trace(out, log) {
+  const t0 = out.events.find((e) => e.type === "loadstart")?.t ?? out.events[0]?.t ?? 0;
+  const at = (e) => ((e.t - t0) / 1000).toFixed(2).padStart(7);
+  let loaded = 0;
+  for (const e of out.events) {
+    if (e.type === "request") {
+      const what = e.error ? `no answer: ${e.error?.message ?? e.error}` : `${e.status} after ${Math.round(e.ms)} ms`;
+      console.log(`      ${at(e)} s  ${e.method} ${e.contentRange ?? ""}  ${what}`);
+    } else if (e.type === "progress" && e.loaded > loaded) {
+      console.log(`      ${at(e)} s    loaded ${e.loaded}`);
+      loaded = e.loaded;
+    }
+  }
+  for (const e of log) {
+    console.log(`      server: ${e.time} ${e.kind} ${e.contentRange || ""} status ${e.status}, body read ${e.received}, kept ${e.kept}`);
+  }
+}
 
 // What each target says, for the line under the figures.
 function verdict(f, c) {
@@ -67,9 +92,10 @@ export async function benchChanges() {
                 options,
               });
               await env.ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
+              const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
+              if (TRACE) trace(out, log);
               if (!out.ok) return { error: out.error };
               const problems = await env.checkStored(name, s.size, seed);
-              const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
               await env.ref.reset();
               return { f: figures(out, log, s), problems };
             };

@@ -78,7 +78,9 @@
 // old, is "rttMS"), BENCH_FILES_LINK_SECONDS (default 10), BENCH_FILES_HTTP (default "1.1,2"),
 // BENCH_FILES_ENGINES (default all three), BENCH_FILES_ATTACHED and BENCH_FILES_UNATTACHED
 // (0: without that half of Chromium's), BENCH_FILES_WAYS (a comma-separated list of the ways'
-// names below, e.g. "queue,media": those alone, in every row), BENCH_FILES_PROFILE (above).
+// names below, e.g. "queue,media": those alone, in every row), BENCH_FILES_PROFILE (above),
+// BENCH_FILES_TRACE=1 (after each round of a way, the files it sent resumable: the sessions
+// the server saw started, with the files' sizes).
 
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -461,6 +463,11 @@ async function endStep(env, { row, way, i }, run, cpu0, files) {
   if (run.error) return void problem(run.error);
   const log = await env.ref.log();
   const preflights = log.filter((e) => e.kind === "preflight").length;
+  if (process.env.BENCH_FILES_TRACE === "1") {
+    const sizeOf = (e) => files.sizes[Number(/(?:^|&)name=f(\d+)\.bin/.exec(e.query)?.[1])];
+    const started = log.filter((e) => e.kind === "start").map((e) => `${(sizeOf(e) / 1e6).toFixed(2)} MB`);
+    console.log(`    ${row.half.name}, ${row.link.name}, ${row.version}, ${way.label}, round ${i + 1}: ${started.length} sent resumable${started.length ? ` (${started.join(", ")})` : ""}`);
+  }
   const want = row.version === H1 ? "HTTP/1.1" : "HTTP/2.0";
   const other = log.filter((e) => e.proto !== want);
   if (other.length) problem(`${other.length} of ${log.length} requests over ${other[0].proto}, not ${want}`);
