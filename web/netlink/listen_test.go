@@ -120,7 +120,7 @@ func TestPumpedConnectionKeepsAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sc.Close()
-	sc.(*conn).pump()
+	sc.(*conn).pump(1)
 	_ = sc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 	t0 := time.Now()
 	_, err = sc.Read(make([]byte, 10))

@@ -59,7 +59,7 @@ func (b *slowBody) Read(p []byte) (int, error) {
 			p = p[:step]
 		}
 		if metered && b.conn != nil {
-			b.conn.pump() // the client's close is seen at once (Listen)
+			b.conn.pump(s.Rate) // the client's close is seen at once (Listen)
 		}
 	}
 	if b.gone() {
