@@ -10,8 +10,8 @@ import (
 
 // Listen is net.Listen("tcp", addr) for a server in front of a Link: give the http.Server
 // ConnContext too. Over HTTP/1.1 a request body behind a link with a rate is then read from its
-// connection as fast as the client sends it, and kept until the link has carried it (conn.pump),
-// so that a client that gives the request up (closes the connection) is seen at once: the bytes
+// connection ahead of the link (as fast as the client sends it, over a slow link: see
+// fastLink), and kept until the link has carried it (conn.pump), so that a client that gives the request up (closes the connection) is seen at once: the bytes
 // the link had not carried are lost with it (wrap.go, errGone), as over HTTP/2, where a reset
 // stream ends its body at once. Read from the socket only as the link carries them, those
 // bytes sat in the client's socket and then in the server's, megabytes on loopback (its
