@@ -514,7 +514,7 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 			// quarter of a progress interval of what the remembered rate expected) shows the
 			// link as fast as the choice took it: its time is mostly round trips and, with
 			// uploads side by side on a busy machine, waiting, and it may raise the rate, never
-			// lower it (docs/protocol.md section 8, "One request or resumable").
+			// lower it (docs/protocol.md section 8).
 			was, exp := u.sizer.rate, u.sizer.Expect(n)
 			u.sizer.Answered(n, u.took, u.sizer.counted)
 			if exp > 0 && u.took <= exp+u.o.oneRequestTime() && u.sizer.rate < was {

@@ -146,3 +146,42 @@ func TestPumpedBodyAtTheLinksRate(t *testing.T) {
 		t.Errorf("8 MB at 8 MB/s took %v, want about 1 s", d)
 	}
 }
+
+// Over a fast link the pump reads no more than fastAhead ahead of the server; over a slow one
+// it takes all the client sent.
+func TestPumpReadsAheadByTheLinksRate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rate     int64
+		min, max int
+	}{
+		{"40 Mbit/s", 5_000_000, 0, fastAhead + pumpRead},
+		{"2 Mbit/s", 250_000, 6 << 20, pumpMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &Link{}
+			l.Set(tc.rate, 0)
+			held := make(chan int, 1)
+			addr := serveListen(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = r.Body.Read(make([]byte, 1)) // the pump starts
+				time.Sleep(300 * time.Millisecond)
+				c := connOf(r.Context())
+				c.mu.Lock()
+				held <- c.held
+				c.mu.Unlock()
+			}))
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			const size = 8 << 20
+			go func() {
+				_, _ = c.Write(append([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n"), make([]byte, size)...))
+			}()
+			if h := <-held; h < tc.min || h > tc.max {
+				t.Errorf("the pump held %d bytes, want %d to %d", h, tc.min, tc.max)
+			}
+		})
+	}
+}

@@ -7,8 +7,9 @@ import (
 )
 
 // errGone is what a body read returns once the client has given the request up (over HTTP/2 a
-// reset stream ends its context at once; over HTTP/1.1 a closed connection, Listen): the bytes the server holds beyond what the link has
-// carried would, on a real uplink, still be waiting on the client's side, and are lost with it.
+// reset stream ends its context at once; over HTTP/1.1 it closes the connection: Listen): the
+// bytes the server holds beyond what the link has carried would, on a real uplink, still be
+// waiting on the client's side, and are lost with it.
 var errGone = errors.New("netlink: the client gave the request up before these bytes crossed the link")
 
 // step is the most a read takes at a time from a body on a link with a rate: small enough that
