@@ -12,10 +12,17 @@
 // BENCH_CHANGE_SCENARIOS picks scenarios by the start of their names ("20x drop,blackout"),
 // BENCH_CHANGE_TRACE=1 prints under each upload its requests (when each ended, from the
 // upload's start, and what it was), the times `loaded` grew, and the server's log of it (what
-// each request's body carried and what the server kept of it).
+// each request's body carried and what the server kept of it); BENCH_CHANGE_SOURCE=file uploads a
+// File from disk (an <input type=file> given a file the bench wrote) instead of a Blob made in
+// the page's memory: engines differ in what a body costs before its first byte leaves (Firefox
+// 153, measured 2026-11-26: about 40 ms a MB of a memory Blob, 20 of a File, between fetch()
+// and the request reaching the server; Chromium 156 a few ms a MB).
 
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ENGINES } from "../test/browsers.mjs";
-import { startAll } from "../test/harness.mjs";
+import { pseudoRandomBytes, startAll } from "../test/harness.mjs";
 import { describe, figures, scenarios } from "../test/link-changes.mjs";
 import { pickedIn } from "./common.mjs";
 
@@ -26,10 +33,29 @@ const WAYS = [
 ];
 
 const TRACE = process.env.BENCH_CHANGE_TRACE === "1";
+const SOURCE = process.env.BENCH_CHANGE_SOURCE ?? "blob";
+if (SOURCE !== "blob" && SOURCE !== "file") throw new Error(`BENCH_CHANGE_SOURCE: "blob" or "file", not ${SOURCE}`);
+
+// Puts size bytes of seed's (what T.blob(size, seed) holds) in a file on disk and into the
+// page's <input type=file id=changes-file>, for T.source to pick up.
+async function fileOnDisk(page, dir, size, seed) {
+  const path = join(dir, `changes-${size}-${seed}.bin`);
+  writeFileSync(path, pseudoRandomBytes(size, seed));
+  await page.evaluate(() => {
+    if (document.getElementById("changes-file")) return;
+    const input = Object.assign(document.createElement("input"), { type: "file", id: "changes-file" });
+    document.body.append(input);
+  });
+  await page.setInputFiles("#changes-file", path);
+}
 
 // Prints an upload's requests and moves of `loaded` (seconds from its start) and the server's
-// log of it (BENCH_CHANGE_TRACE).
-function trace(out, log) {
+// log of it (BENCH_CHANGE_TRACE), each entry with how long after the page sent it (its request
+// report's start: its end less its time, on the page's clock from timeOrigin) the request
+// reached the server: a round trip's half, and whatever the engine does with the body before
+// its first byte leaves. The k-th entry is the k-th request sent (an upload's requests go one
+// at a time).
+function trace(out, log, timeOrigin) {
   const t0 = out.events.find((e) => e.type === "loadstart")?.t ?? out.events[0]?.t ?? 0;
   const at = (e) => ((e.t - t0) / 1000).toFixed(2).padStart(7);
   let loaded = 0;
@@ -42,9 +68,14 @@ function trace(out, log) {
       loaded = e.loaded;
     }
   }
-  for (const e of log) {
-    console.log(`      server: ${e.time} ${e.kind} ${e.contentRange || ""} status ${e.status}, body read ${e.received}, kept ${e.kept}`);
-  }
+  const sent = out.events
+    .filter((e) => e.type === "request")
+    .map((e) => timeOrigin + e.t - e.ms)
+    .sort((a, b) => a - b);
+  log.forEach((e, k) => {
+    const after = sent[k] === undefined ? "" : `, ${Math.round(Date.parse(e.time) - sent[k])} ms after it was sent`;
+    console.log(`      server: ${e.time} ${e.kind} ${e.contentRange || ""} status ${e.status}, body read ${e.received}, kept ${e.kept}${after}`);
+  });
 }
 
 // What each target says, for the line under the figures.
@@ -67,8 +98,9 @@ export async function benchChanges() {
   console.log(
     "links that change: the module at its defaults and one whole PUT over the reference server's emulated link with a " +
       "schedule, one round; times from the upload's start, gaps and first progress from the change; the server's log for " +
-      "the bytes it read twice",
+      `the bytes it read twice; the source ${SOURCE === "file" ? "a File on disk" : "a Blob in the page's memory"}`,
   );
+  const dir = mkdtempSync(join(tmpdir(), "mediaupload-changes-"));
   for (const engine of engines) {
     const env = await startAll({ engine, tls: true });
     try {
@@ -84,16 +116,16 @@ export async function benchChanges() {
             const run = async (s, seed) => {
               const name = `changes-${engine}-${proto}-${i}-${way}-${seed}`.replace(/[^a-z0-9-]/gi, "");
               await env.ref.clearLog();
+              if (SOURCE === "file") await fileOnDisk(page, dir, s.size, seed);
               await env.ref.config({ link: { schedule: s.schedule } });
-              const out = await page.evaluate(({ url, size, seed, options }) => T.run(T.blob(size, seed), { url, ...options }), {
-                url: env.ref.uploadURL(name, over),
-                size: s.size,
-                seed,
-                options,
-              });
+              const out = await page.evaluate(
+                ({ url, size, seed, options, file }) =>
+                  T.run(file ? document.getElementById("changes-file").files[0] : T.blob(size, seed), { url, ...options }),
+                { url: env.ref.uploadURL(name, over), size: s.size, seed, options, file: SOURCE === "file" },
+              );
               await env.ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
               const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
-              if (TRACE) trace(out, log);
+              if (TRACE) trace(out, log, await page.evaluate(() => performance.timeOrigin));
               if (!out.ok) return { error: out.error };
               const problems = await env.checkStored(name, s.size, seed);
               await env.ref.reset();
@@ -111,4 +143,5 @@ export async function benchChanges() {
       await env.close();
     }
   }
+  rmSync(dir, { recursive: true, force: true });
 }
