@@ -11,12 +11,15 @@
 //     (links.mjs; the reference server serves HTTPS with HTTP/2 beside HTTP: startAll's tls).
 //   - links that change under an upload (a drop, a rise, a blackout, a longer round trip), in
 //     Chromium, Firefox and WebKit, the module's defaults beside one whole PUT (changes.mjs).
+//   - how long after fetch() a body reaches the server, by its size and kind (a File, a Blob in
+//     memory), in Chromium, Firefox and WebKit (bodies.mjs).
 //   - many files: up to 300 files through the module's queue, plain fetch and Uppy, over
 //     loopback and emulated links, HTTP/1.1 and HTTP/2, in Chromium, Firefox and WebKit (files.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { startAll, MiB } from "../test/harness.mjs";
+import { benchBodies } from "./bodies.mjs";
 import { benchBusy } from "./busy.mjs";
 import { benchChanges } from "./changes.mjs";
 import { benchEngines } from "./engines.mjs";
@@ -36,7 +39,7 @@ const LINK_ENGINE_RUNS = Number(process.env.BENCH_LINK_ENGINE_RUNS ?? 2);
 const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 // Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
-// BENCH_ONLY=loopback, links, changes, drain, streams, busy, engines or files runs that part alone.
+// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines or files runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -211,11 +214,12 @@ async function startSink() {
 
 const mbps = (size, ms) => size / MiB / (ms / 1000);
 
-// The engines and changes parts start their own browsers and servers (engines.mjs,
-// changes.mjs); alone, they need none of the Chromium page below.
+// The engines, changes and bodies parts start their own browsers and servers (engines.mjs,
+// changes.mjs, bodies.mjs); alone, they need none of the Chromium page below.
 if (ONLY === "" || ONLY === "engines") await benchEngines(ENGINE_RUNS);
 if (ONLY === "" || ONLY === "changes") await benchChanges();
-if (ONLY === "engines" || ONLY === "changes") process.exit();
+if (ONLY === "" || ONLY === "bodies") await benchBodies();
+if (ONLY === "engines" || ONLY === "changes" || ONLY === "bodies") process.exit();
 
 // tls: the reference server serves HTTPS with HTTP/2 beside HTTP (the links part uses both);
 // everything else goes to its HTTP origin, as before.
