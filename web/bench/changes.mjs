@@ -12,11 +12,10 @@
 // BENCH_CHANGE_SCENARIOS picks scenarios by the start of their names ("20x drop,blackout"),
 // BENCH_CHANGE_TRACE=1 prints under each upload its requests (when each ended, from the
 // upload's start, and what it was), the times `loaded` grew, and the server's log of it (what
-// each request's body carried and what the server kept of it); BENCH_CHANGE_SOURCE=file uploads a
-// File from disk (an <input type=file> given a file the bench wrote) instead of a Blob made in
-// the page's memory: engines differ in what a body costs before its first byte leaves (Firefox
-// 153, measured 2026-11-26: about 40 ms a MB of a memory Blob, 20 of a File, between fetch()
-// and the request reaching the server; Chromium 156 a few ms a MB).
+// each request's body carried and what the server kept of it). The source is a File from disk,
+// as a user picks one (an <input type=file> given a file the bench wrote);
+// BENCH_CHANGE_SOURCE=blob uploads a Blob made in the page's memory instead, which every engine
+// copies before its bytes leave, Firefox the most (web/bench/bodies.mjs).
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,7 +32,7 @@ const WAYS = [
 ];
 
 const TRACE = process.env.BENCH_CHANGE_TRACE === "1";
-const SOURCE = process.env.BENCH_CHANGE_SOURCE ?? "blob";
+const SOURCE = process.env.BENCH_CHANGE_SOURCE ?? "file";
 if (SOURCE !== "blob" && SOURCE !== "file") throw new Error(`BENCH_CHANGE_SOURCE: "blob" or "file", not ${SOURCE}`);
 
 // Puts size bytes of seed's (what T.blob(size, seed) holds) in a file on disk and into the
