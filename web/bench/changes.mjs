@@ -35,8 +35,9 @@ const TRACE = process.env.BENCH_CHANGE_TRACE === "1";
 const SOURCE = process.env.BENCH_CHANGE_SOURCE ?? "file";
 if (SOURCE !== "blob" && SOURCE !== "file") throw new Error(`BENCH_CHANGE_SOURCE: "blob" or "file", not ${SOURCE}`);
 
-// Puts size bytes of seed's (what T.blob(size, seed) holds) in a file on disk and into the
-// page's <input type=file id=changes-file>, for T.source to pick up.
+// Puts size bytes of seed's (what T.blob(size, seed) holds) in a file in dir and into the
+// page's <input type=file id=changes-file>, whose File the upload then sends; returns the
+// file's path, for the caller to remove once the upload has ended.
 async function fileOnDisk(page, dir, size, seed) {
   const path = join(dir, `changes-${size}-${seed}.bin`);
   writeFileSync(path, pseudoRandomBytes(size, seed));
@@ -46,6 +47,7 @@ async function fileOnDisk(page, dir, size, seed) {
     document.body.append(input);
   });
   await page.setInputFiles("#changes-file", path);
+  return path;
 }
 
 // Prints an upload's requests and moves of `loaded` (seconds from its start) and the server's
@@ -115,13 +117,14 @@ export async function benchChanges() {
             const run = async (s, seed) => {
               const name = `changes-${engine}-${proto}-${i}-${way}-${seed}`.replace(/[^a-z0-9-]/gi, "");
               await env.ref.clearLog();
-              if (SOURCE === "file") await fileOnDisk(page, dir, s.size, seed);
+              const path = SOURCE === "file" ? await fileOnDisk(page, dir, s.size, seed) : null;
               await env.ref.config({ link: { schedule: s.schedule } });
               const out = await page.evaluate(
                 ({ url, size, seed, options, file }) =>
                   T.run(file ? document.getElementById("changes-file").files[0] : T.blob(size, seed), { url, ...options }),
                 { url: env.ref.uploadURL(name, over), size: s.size, seed, options, file: SOURCE === "file" },
               );
+              if (path) rmSync(path);
               await env.ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
               const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
               if (TRACE) trace(out, log, await page.evaluate(() => performance.timeOrigin));
