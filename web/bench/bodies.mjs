@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ENGINES } from "../test/browsers.mjs";
 import { MiB, startAll } from "../test/harness.mjs";
-import { median, pickedIn } from "./common.mjs";
+import { median, pickFile, pickedIn } from "./common.mjs";
 
 // [size, kind]: the bodies, each timed.
 const BODIES = [
@@ -61,20 +61,16 @@ export async function benchBodies() {
       const env = await startAll({ engine, tls: true });
       try {
         const page = await env.openPage();
-        await page.evaluate(() => {
-          const input = Object.assign(document.createElement("input"), { type: "file", id: "bodies-file" });
-          document.body.append(input);
-        });
-        await page.setInputFiles("#bodies-file", path);
+        await pickFile(page, "bodies-file", path);
         await env.ref.config({ link: { bitsPerSecond: 40e6, rttMs: 20 } });
-        for (const [proto, over] of [["HTTP/1.1", { http: true }], ["HTTP/2", {}]]) {
+        for (const [proto, over, v] of [["HTTP/1.1", { http: true }, "h1"], ["HTTP/2", {}, "h2"]]) {
           const cells = [];
           for (const [size, kind] of BODIES) {
             const took = [];
             for (let r = 0; r < runs; r++) {
               await env.ref.clearLog();
-              const name = `bodies-${engine}-${kind}-${size}-${r}-${proto.length}`;
-              const sent = await page.evaluate(POST, [env.ref.uploadURL(name, { ...over }) + "&uploadType=media", size, kind]);
+              const name = `bodies-${engine}-${v}-${kind}-${size}-${r}`;
+              const sent = await page.evaluate(POST, [env.ref.uploadURL(name, over) + "&uploadType=media", size, kind]);
               const arrived = (await env.ref.log()).find((e) => e.kind !== "preflight");
               took.push(Date.parse(arrived.time) - sent);
               await env.ref.reset();

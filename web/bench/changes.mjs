@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { ENGINES } from "../test/browsers.mjs";
 import { pseudoRandomBytes, startAll } from "../test/harness.mjs";
 import { describe, figures, scenarios } from "../test/link-changes.mjs";
-import { pickedIn } from "./common.mjs";
+import { pickFile, pickedIn } from "./common.mjs";
 
 // The ways: [label, upload options].
 const WAYS = [
@@ -35,27 +35,23 @@ const TRACE = process.env.BENCH_CHANGE_TRACE === "1";
 const SOURCE = process.env.BENCH_CHANGE_SOURCE ?? "file";
 if (SOURCE !== "blob" && SOURCE !== "file") throw new Error(`BENCH_CHANGE_SOURCE: "blob" or "file", not ${SOURCE}`);
 
-// Puts size bytes of seed's (what T.blob(size, seed) holds) in a file in dir and into the
-// page's <input type=file id=changes-file>, whose File the upload then sends; returns the
-// file's path, for the caller to remove once the upload has ended.
+// Puts size bytes of seed's (what T.blob(size, seed) holds) in a file in dir and picks it in
+// the page (<input id=changes-file>), whose File the upload then sends; returns the file's path,
+// for the caller to remove once the upload has ended.
 async function fileOnDisk(page, dir, size, seed) {
   const path = join(dir, `changes-${size}-${seed}.bin`);
   writeFileSync(path, pseudoRandomBytes(size, seed));
-  await page.evaluate(() => {
-    if (document.getElementById("changes-file")) return;
-    const input = Object.assign(document.createElement("input"), { type: "file", id: "changes-file" });
-    document.body.append(input);
-  });
-  await page.setInputFiles("#changes-file", path);
+  await pickFile(page, "changes-file", path);
   return path;
 }
 
 // Prints an upload's requests and moves of `loaded` (seconds from its start) and the server's
 // log of it (BENCH_CHANGE_TRACE), each entry with how long after the page sent it (its request
 // report's start: its end less its time, on the page's clock from timeOrigin) the request
-// reached the server: a round trip's half, and whatever the engine does with the body before
-// its first byte leaves. The k-th entry is the k-th request sent (an upload's requests go one
-// at a time).
+// reached the server. The emulated link delays answers only, so that is what the engine does
+// before a request leaves (with its body, Firefox's hold: bodies.mjs), and a preflight where
+// one goes first. The k-th entry is the k-th request sent (an upload's requests go one at a
+// time).
 function trace(out, log, timeOrigin) {
   const t0 = out.events.find((e) => e.type === "loadstart")?.t ?? out.events[0]?.t ?? 0;
   const at = (e) => ((e.t - t0) / 1000).toFixed(2).padStart(7);
@@ -119,12 +115,16 @@ export async function benchChanges() {
               await env.ref.clearLog();
               const path = SOURCE === "file" ? await fileOnDisk(page, dir, s.size, seed) : null;
               await env.ref.config({ link: { schedule: s.schedule } });
-              const out = await page.evaluate(
-                ({ url, size, seed, options, file }) =>
-                  T.run(file ? document.getElementById("changes-file").files[0] : T.blob(size, seed), { url, ...options }),
-                { url: env.ref.uploadURL(name, over), size: s.size, seed, options, file: SOURCE === "file" },
-              );
-              if (path) rmSync(path);
+              let out;
+              try {
+                out = await page.evaluate(
+                  ({ url, size, seed, options, file }) =>
+                    T.run(file ? document.getElementById("changes-file").files[0] : T.blob(size, seed), { url, ...options }),
+                  { url: env.ref.uploadURL(name, over), size: s.size, seed, options, file: SOURCE === "file" },
+                );
+              } finally {
+                if (path) rmSync(path, { force: true });
+              }
               await env.ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
               const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
               if (TRACE) trace(out, log, await page.evaluate(() => performance.timeOrigin));

@@ -1,6 +1,6 @@
 // What the bench's parts share in Node: the median of their rounds, the lists the environment
-// picks parts of a part by, and the script by which an engine's bench page loads the module
-// (window.ready: "ok", or what load() threw).
+// picks parts of a part by, the script by which an engine's bench page loads the module
+// (window.ready: "ok", or what load() threw), and a file on disk picked in a page.
 
 /** The median of xs (the upper one of an even count); NaN for none. */
 export const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
@@ -22,3 +22,15 @@ export const LOAD_MODULE = `<script type="module">
     window.ready = "load: " + (e && e.message || e);
   }
 </script>`;
+
+/**
+ * Picks the file at path in page (a harness page, any engine) as a user would: into an
+ * `<input type=file id=…>` made on first use. The page reads it as document.getElementById(id).files[0].
+ */
+export async function pickFile(page, id, path) {
+  await page.evaluate((id) => {
+    if (document.getElementById(id)) return;
+    document.body.append(Object.assign(document.createElement("input"), { type: "file", id }));
+  }, id);
+  await page.setInputFiles(`#${id}`, path);
+}

@@ -11,14 +11,15 @@ import (
 // Listen is net.Listen("tcp", addr) for a server in front of a Link: give the http.Server
 // ConnContext too. Over HTTP/1.1 a request body behind a link with a rate is then read from its
 // connection ahead of the link (as fast as the client sends it, over a slow link: see
-// fastLink), and kept until the link has carried it (conn.pump), so that a client that gives the request up (closes the connection) is seen at once: the bytes
-// the link had not carried are lost with it (wrap.go, errGone), as over HTTP/2, where a reset
-// stream ends its body at once. Read from the socket only as the link carries them, those
-// bytes sat in the client's socket and then in the server's, megabytes on loopback (its
-// segments are 64 KiB, and a sender's kernel sizes its send buffer by its segments), and went
-// on being read at the link's rate after the client had gone: an HTTP/1.1 chunk cut short at a
-// 20x drop was read for twenty seconds more at the slow rate, its bytes competing with the
-// chunks sent after it, where behind a real uplink a few hundred KB would have followed.
+// fastLink), and kept until the link has carried it (conn.pump), so that a client that gives
+// the request up (closes the connection) is seen at once: the bytes the link had not carried
+// are lost with it (wrap.go, errGone), as over HTTP/2, where a reset stream ends its body at
+// once. Read from the socket only as the link carries them, those bytes sat in the client's
+// socket and then in the server's, megabytes on loopback (its segments are 64 KiB, and a
+// sender's kernel sizes its send buffer by its segments), and went on being read at the link's
+// rate after the client had gone: an HTTP/1.1 chunk cut short at a 20x drop was read for twenty
+// seconds more at the slow rate, its bytes competing with the chunks sent after it, where
+// behind a real uplink a few hundred KB would have followed.
 func Listen(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
