@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -183,5 +185,54 @@ func TestPumpReadsAheadByTheLinksRate(t *testing.T) {
 				t.Errorf("the pump held %d bytes, want %d to %d", h, tc.min, tc.max)
 			}
 		})
+	}
+}
+
+// Closing a pumped connection ends the pump, also while it waits for room (the server has not
+// read what it holds): without it, a connection the server gave up kept its goroutine and up
+// to pumpMax of blocks for as long as the client kept the socket open.
+func TestClosedPumpEnds(t *testing.T) {
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close() // the client stays: only the server's close ends the pump
+	go func() { _, _ = cc.Write(make([]byte, 8<<20)) }()
+	sc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := sc.(*conn)
+	pc.pump(5_000_000) // 40 Mbit/s: it reads fastAhead ahead, then waits for room
+	waitFor(t, "the pump to hold fastAhead", func() bool {
+		pc.mu.Lock()
+		defer pc.mu.Unlock()
+		return pc.held >= fastAhead
+	})
+	if pumps() == 0 {
+		t.Fatal("no pump goroutine found while it waits (pumps() looks for the wrong name)")
+	}
+	_ = sc.Close()
+	waitFor(t, "the pump to end after the close", func() bool { return pumps() == 0 })
+}
+
+// pumps counts the goroutines running a pump (conn.pump's).
+func pumps() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "netlink.(*conn).pump.func")
+}
+
+// waitFor polls ok for up to 2 s, and fails the test naming what did not happen.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(2 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("waited 2 s for %s", what)
+		}
 	}
 }
