@@ -84,7 +84,7 @@ test_static() {
 	bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
 	if [ -n "$bad" ]; then echo "gofmt would change: $bad" >&2; return 1; fi
 	go vet ./core/... ./web/...
-	GOOS=js GOARCH=wasm go vet ./jsbridge/... ./wasm/...
+	GOOS=js GOARCH=wasm go vet ./jsbridge/... ./wasm/... ./web/test/glue/
 }
 test_native() {
 	log "native Go tests (core, servers)"

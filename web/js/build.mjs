@@ -15,13 +15,15 @@
 //   DIST/LICENSE, THIRD_PARTY_NOTICES  the licences (the repository's root)
 //
 // and prints each script's size, raw and gzipped. WASM_EXEC_JS is the wasm_exec.js of the Go
-// toolchain that built mediaupload.wasm: the two must match, so it is bundled, not fetched.
+// toolchain that built mediaupload.wasm: the two must match, so it is bundled, not fetched,
+// with short ASCII strings taking a faster way through it (glue-strings.mjs).
 
 import { build } from "esbuild";
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+import { patchGlue } from "./glue-strings.mjs";
 
 const [dist, wasmExec] = process.argv.slice(2);
 if (!dist || !wasmExec) {
@@ -36,7 +38,7 @@ const goGlue = {
   setup(b) {
     b.onResolve({ filter: /^go:wasm_exec$/ }, () => ({ path: wasmExec, namespace: "go-glue" }));
     b.onLoad({ filter: /.*/, namespace: "go-glue" }, ({ path }) => ({
-      contents: `export default function defineGo() {\n${readFileSync(path, "utf8")}\n}\n`,
+      contents: `export default function defineGo() {\n${patchGlue(readFileSync(path, "utf8"))}\n}\n`,
       loader: "js",
     }));
   },

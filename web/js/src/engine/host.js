@@ -85,6 +85,9 @@ function headersOf(lines) {
 // The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
 const MAX_BODY = 1 << 20;
 
+// Decodes every answer's body (a decoder made once: each new one cost Chromium 10-20 µs).
+const utf8 = new TextDecoder();
+
 const noop = () => {};
 
 // Redirects (docs/protocol.md section 6). The protocol's 308 Resume Incomplete carries no
@@ -161,7 +164,7 @@ async function readAnswer(res, session) {
     res.arrayBuffer().then(noop, noop);
   } else {
     const buf = await res.arrayBuffer();
-    text = new TextDecoder().decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
+    text = utf8.decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
   }
   return { kind: "ok", status: res.status, range: get("range"), location: get("location"), override, retryAfter: get("retry-after"), body: text };
 }
