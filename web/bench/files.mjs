@@ -498,11 +498,16 @@ const col = (s, w) => String(s).padStart(w);
 // A way's files per second in a row (the median round's), or NaN where it has no round.
 const rateOf = (row, how) => (row.rounds.get(how)?.length ? row.n / (median(row.rounds.get(how).map((r) => r.ms)) / 1000) : NaN);
 
+// Each round's own ratio of a way's rate over another's in a row.
+function roundRatios(row, how, over) {
+  const base = row.rounds.get(over) ?? [];
+  return (row.rounds.get(how) ?? []).flatMap((r) => base.filter((b) => b.i === r.i).map((b) => b.ms / r.ms));
+}
+
 // A way's rate over another's in a row: the median of each round's own ratio (a steadier figure
 // than a ratio of medians: the machine's speed drifts between rounds), or NaN.
 function ratioOf(row, how, over) {
-  const base = row.rounds.get(over) ?? [];
-  const ratios = (row.rounds.get(how) ?? []).flatMap((r) => base.filter((b) => b.i === r.i).map((b) => b.ms / r.ms));
+  const ratios = roundRatios(row, how, over);
   return ratios.length ? median(ratios) : NaN;
 }
 const fixed = (v, digits) => (Number.isNaN(v) ? "-" : v.toFixed(digits));
@@ -706,21 +711,25 @@ function printSummary(rows) {
   console.log(
     `many files, the module's defaults (mu.queue({ concurrency: 6 }), no other option) over the plain one-request loop ` +
       `(six loops of one media POST per file, with the module's Content-Type), files per second (median rounds) and the ` +
-      `median of each round's own ratio; Uppy + XHR upload beside (its POSTs are preflighted too: XMLHttpRequest ` +
+      `median of each round's own ratio, and the rounds' lowest and highest; Uppy + XHR upload beside (its POSTs are preflighted too: XMLHttpRequest ` +
       `preflights a request to another origin that has upload listeners)`,
   );
   console.log(
     `  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${col("files", 5)}${col("queue", 8)}${col("1-req", 8)}` +
-      `${col("ratio", 7)}   ${"target".padEnd(17)}${col("Uppy", 7)}`,
+      `${col("ratio", 7)}  ${"rounds".padEnd(11)}   ${"target".padEnd(17)}${col("Uppy", 7)}`,
   );
   for (const row of rows) {
     const ratio = ratioOf(row, "queue", BASE);
+    // The rounds' lowest and highest ratio: on two shared cores they spread by a tenth or more
+    // (docs/performance.md, "Many files"), which a single median hides.
+    const each = roundRatios(row, "queue", BASE);
+    const spread = each.length > 1 ? `${Math.min(...each).toFixed(2)}-${Math.max(...each).toFixed(2)}` : "";
     const target = targetOf(row);
     const verdict = target === undefined ? "-" : `>= ${target.toFixed(2)}: ${ratio >= target ? "met" : "not met"}`;
     console.log(
       `  ${row.half.name.padEnd(28)}${row.link.name.padEnd(28)}${row.version.padEnd(9)}${col(row.n, 5)}` +
-        `${col(fixed(rateOf(row, "queue"), 1), 8)}${col(fixed(rateOf(row, BASE), 1), 8)}${col(fixed(ratio, 2), 7)}   ` +
-        `${verdict.padEnd(17)}${col(fixed(rateOf(row, "uppy"), 1), 7)}`,
+        `${col(fixed(rateOf(row, "queue"), 1), 8)}${col(fixed(rateOf(row, BASE), 1), 8)}${col(fixed(ratio, 2), 7)}  ` +
+        `${spread.padEnd(11)}   ${verdict.padEnd(17)}${col(fixed(rateOf(row, "uppy"), 1), 7)}`,
     );
   }
 }
