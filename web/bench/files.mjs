@@ -69,9 +69,9 @@
 // apart), and, from each request's times (fetch wrapped on the page), where a file's time goes:
 // from its start to its first request, between its requests, from its last answer to its end,
 // and from a file's end to the start of the next one in the freed slot. Last, two tables over
-// the rows: the module's defaults over the plain one-request loop with the issue's target (at
-// least 0.95 at a 20 and a 60 ms round trip, 0.90 on loopback with nothing attached) met or not
-// and Uppy beside; the queue against the plain loop at 6, 12 and 24 at a time.
+// the rows: the module's defaults over the plain one-request loop, with the rounds' lowest and
+// highest ratio and the issue's target (at least 0.95 at a 20 and a 60 ms round trip, 0.90 on
+// loopback with nothing attached) met or not, and Uppy beside; the queue against the plain loop at 6, 12 and 24 at a time.
 //
 // Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_LINKS
 // (default "none,rtt20,rtt60,20/60,3/150": "none", "rttMS" or "MBITS/MS"; BENCH_FILES_RTT=MS, of
@@ -711,8 +711,8 @@ function printSummary(rows) {
   console.log(
     `many files, the module's defaults (mu.queue({ concurrency: 6 }), no other option) over the plain one-request loop ` +
       `(six loops of one media POST per file, with the module's Content-Type), files per second (median rounds) and the ` +
-      `median of each round's own ratio, and the rounds' lowest and highest; Uppy + XHR upload beside (its POSTs are preflighted too: XMLHttpRequest ` +
-      `preflights a request to another origin that has upload listeners)`,
+      `median of each round's own ratio, and the rounds' lowest and highest; Uppy + XHR upload beside (its POSTs are ` +
+      `preflighted too: XMLHttpRequest preflights a request to another origin that has upload listeners)`,
   );
   console.log(
     `  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${col("files", 5)}${col("queue", 8)}${col("1-req", 8)}` +

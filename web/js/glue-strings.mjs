@@ -13,8 +13,9 @@
 // the glue's own DataView (no view, no buffer made), and hands valueLoadString the JS string
 // itself in place of its encoding. Anything else takes the glue's own way.
 //
-// The patch replaces three lines of the glue, each found exactly once; a glue without them
-// (another Go release) fails the build, naming the line, rather than being bundled unpatched.
+// The patch replaces three lines of the glue and puts its helpers after a fourth (the decoder's),
+// each found exactly once; a glue without them (another Go release) fails the build, naming the
+// line, rather than being bundled unpatched.
 
 /** The longest string, in bytes or UTF-16 units, that the short way takes. */
 export const SHORT = 128;

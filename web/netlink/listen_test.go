@@ -192,6 +192,8 @@ func TestPumpReadsAheadByTheLinksRate(t *testing.T) {
 // read what it holds): without it, a connection the server gave up kept its goroutine and up
 // to pumpMax of blocks for as long as the client kept the socket open.
 func TestClosedPumpEnds(t *testing.T) {
+	// pumps counts every pump of the process: the earlier tests' end with their servers.
+	waitFor(t, "the earlier tests' pumps to end", func() bool { return pumps() == 0 })
 	ln, err := Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ function headersOf(lines) {
 // The most of an answer's body that is read into a string (jsbridge.MaxResponseBody).
 const MAX_BODY = 1 << 20;
 
-// Decodes every answer's body (a decoder made once: each new one cost Chromium 10-20 µs).
+// Decodes every answer's body (made once: a new one for each answer cost Chromium 9-24 µs).
 const utf8 = new TextDecoder();
 
 const noop = () => {};
