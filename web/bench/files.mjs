@@ -66,7 +66,8 @@
 // over the plain one-request loop's (the median of each round's own ratio), the requests and
 // preflights per file (the server's log), the CPU time per file of the browser's processes and
 // of the server (from /proc; in Chromium also by process kind, the renderers' main threads
-// apart), and, from each request's times (fetch wrapped on the page), where a file's time goes:
+// apart; in WebKit the web process, its main thread, its WebAssembly compiler's thread and the
+// network process), and, from each request's times (fetch wrapped on the page), where a file's time goes:
 // from its start to its first request, between its requests, from its last answer to its end,
 // and from a file's end to the start of the next one in the freed slot. Last, two tables over
 // the rows: the module's defaults over the plain one-request loop, with the rounds' lowest and
@@ -348,8 +349,26 @@ function statOf(path) {
     return null;
   }
 }
-// cpuNow: per process, { group: "server", "chromium" or "other", kind (Chromium's), cpu, main
-// (a renderer's main thread's) }.
+// The CPU seconds of a WebKit web process's threads by kind: its main thread (the page's JS
+// and the module's Go) and JavaScriptCore's optimizing WebAssembly compiler ("Wasm Worklist
+// Helper Thread": WebKit keeps a thread name's last 15 characters).
+function webkitThreads(pid) {
+  const out = { main: 0, wasm: 0 };
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const s = statOf(`/proc/${pid}/task/${t}/stat`);
+      if (s && t === String(pid)) out.main += s.cpu;
+      else if (s?.comm === "t Helper Thread") out.wasm += s.cpu;
+    }
+  } catch {
+    // gone meanwhile
+  }
+  return out;
+}
+
+// cpuNow: per process, { group: "server", "chromium" or "other", kind (Chromium's; WebKit's
+// "web" and "network" processes), cpu, main (a renderer's or web process's main thread's), wasm
+// (a WebKit web process's WebAssembly compiler's) }.
 function cpuNow() {
   const procs = new Map();
   for (const d of readdirSync("/proc")) {
@@ -364,10 +383,11 @@ function cpuNow() {
   for (const [pid, p] of procs) {
     if (pid === process.pid || !mine(pid)) continue;
     const group = /^go$|refserver/.test(p.comm) ? "server" : /chrom/i.test(p.comm) ? "chromium" : "other";
-    const kind = group === "chromium" ? kindOf(pid) : undefined;
+    const kind = group === "chromium" ? kindOf(pid) : p.comm === "WebKitWebProces" ? "web" : p.comm === "WebKitNetworkPr" ? "network" : undefined;
     // A renderer's main thread (the page's JS, the module's Go) is its task of its own pid.
     const main = kind === "renderer" ? (statOf(`/proc/${pid}/task/${pid}/stat`)?.cpu ?? 0) : 0;
-    out.set(pid, { group, kind, cpu: p.cpu, main });
+    const wk = kind === "web" ? webkitThreads(pid) : { main, wasm: 0 };
+    out.set(pid, { group, kind, cpu: p.cpu, main: wk.main, wasm: wk.wasm });
   }
   return out;
 }
@@ -381,7 +401,8 @@ function cpuUsed(before, after) {
     const was = before.get(pid);
     add(used, p.group, p.cpu - (was?.cpu ?? 0));
     if (p.kind) add(used.kinds, p.kind, p.cpu - (was?.cpu ?? 0));
-    if (p.kind === "renderer") add(used.kinds, "main", p.main - (was?.main ?? 0));
+    if (p.kind === "renderer" || p.kind === "web") add(used.kinds, "main", p.main - (was?.main ?? 0));
+    if (p.kind === "web") add(used.kinds, "wasm", p.wasm - (was?.wasm ?? 0));
   }
   return used;
 }
@@ -486,7 +507,7 @@ async function endStep(env, { row, way, i }, run, cpu0, files) {
     preflights: preflights / row.n,
     browserCPU: row.half.engine === "chromium" ? cpu.chromium : cpu.other,
     serverCPU: cpu.server,
-    kinds: cpu.kinds, // Chromium's alone
+    kinds: cpu.kinds, // Chromium's and WebKit's
     ...breakdown(run, way.n),
   };
   row.rounds.get(way.how).push(record);
@@ -553,19 +574,32 @@ function printRow(row, files) {
   for (const p of row.problems) console.log(`    ${p}`);
 }
 
-// Where the CPU went, per file (medians of the rounds), by Chromium's process kinds.
+// Where the CPU went, per file (medians of the rounds), by Chromium's process kinds, or by
+// WebKit's.
 function printKinds(row) {
-  const kinds = ["renderer", "main", "utility", "browser"];
-  if (row.half.engine !== "chromium") return;
+  const { engine } = row.half;
+  if (engine !== "chromium" && engine !== "webkit") return;
+  const kinds = engine === "chromium" ? ["renderer", "main", "utility", "browser"] : ["web", "main", "wasm", "network"];
   console.log(
-    "    CPU ms per file by process, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
-      "utility (the network service) / the browser process / the server (a process gone in a round is not counted)",
+    engine === "chromium"
+      ? "    CPU ms per file by process, medians: the renderers (all threads) / their main threads (the page's JS and the module's Go) / " +
+          "utility (the network service) / the browser process / the server (a process gone in a round is not counted)"
+      : "    CPU ms per file by process, medians: the web process (all threads) / its main thread (the page's JS and the module's Go) / " +
+          "JavaScriptCore's optimizing WebAssembly compiler (its Wasm Worklist Helper Thread) / the network process / the server",
   );
   for (const way of row.ways) {
     const rs = row.rounds.get(way.how);
     if (!rs.length) continue;
     const per = [...kinds.map((k) => median(rs.map((r) => r.kinds[k] ?? 0))), median(rs.map((r) => r.serverCPU))];
-    console.log(`    ${way.label.padEnd(48)}${per.map((v) => ((v * 1000) / row.n).toFixed(2).padStart(7)).join("")}`);
+    // The engines go on compiling the module's functions with their optimizing tiers over a
+    // page's first uploads (WebKit over its first thousands): the rounds, in the order they
+    // ran, show it wane. WebKit's compiler has a thread of its own; Chromium's shares the
+    // renderer's other threads with the collector.
+    const background = (r) => (engine === "webkit" ? r.kinds.wasm : (r.kinds.renderer ?? 0) - (r.kinds.main ?? 0));
+    const compiler = rs.some((r) => background(r) > 0)
+      ? `   ${engine === "webkit" ? "the compiler" : "other renderer threads"} by round: ${rs.map((r) => ((background(r) * 1000) / row.n).toFixed(2)).join(" / ")}`
+      : "";
+    console.log(`    ${way.label.padEnd(48)}${per.map((v) => ((v * 1000) / row.n).toFixed(2).padStart(7)).join("")}${compiler}`);
   }
 }
 
