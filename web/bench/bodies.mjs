@@ -9,7 +9,8 @@
 // Each request goes to a new URL, so each pays its preflight: the body-less rows show that part.
 //
 // The bodies: none; a File from disk (an <input type=file> given a file the bench wrote),
-// sliced to the size; a Blob made in the page's memory. BENCH_BODY_ENGINES picks engines
+// sliced to the size; a Blob made in the page's memory; and the File sent by XMLHttpRequest
+// rather than fetch (timed from send()), which other uploaders use: is the hold fetch's? BENCH_BODY_ENGINES picks engines
 // (default all three), BENCH_BODY_RUNS the rounds (default 3; medians).
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -28,10 +29,24 @@ const BODIES = [
   [2 * MiB, "Blob"],
   [8 * MiB, "Blob"],
   [16 * MiB, "Blob"],
+  [8 * MiB, "File by XMLHttpRequest"],
+  [16 * MiB, "File by XMLHttpRequest"],
 ];
 
-// Runs in the page: one POST of the body, the wall-clock time fetch() was called.
+// Runs in the page: one POST of the body, the wall-clock time fetch() (or send()) was called.
 const POST = async ([url, size, kind]) => {
+  if (kind === "File by XMLHttpRequest") {
+    const file = document.getElementById("bodies-file").files[0].slice(0, size);
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", url);
+    xhr.setRequestHeader("content-type", "application/octet-stream");
+    const done = new Promise((resolve, reject) => ((xhr.onload = resolve), (xhr.onerror = () => reject(new Error("POST: network error")))));
+    const t = performance.timeOrigin + performance.now();
+    xhr.send(file);
+    await done;
+    if (xhr.status !== 200) throw new Error(`POST: ${xhr.status}`);
+    return t;
+  }
   const body =
     kind === "none"
       ? undefined
@@ -54,7 +69,7 @@ export async function benchBodies() {
   writeFileSync(path, Buffer.alloc(Math.max(...BODIES.map(([n]) => n)), 7));
   console.log(
     `bodies: ms from fetch() to the request's arrival at the server (a new URL each: its preflight included), ` +
-      `${runs} rounds, medians; a File from disk and a Blob in memory, by size`,
+      `${runs} rounds, medians; a File from disk and a Blob in memory, by size; the File by XMLHttpRequest from send()`,
   );
   try {
     for (const engine of engines) {
