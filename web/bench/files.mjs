@@ -67,9 +67,10 @@
 // preflights per file (the server's log), the CPU time per file of the browser's processes and
 // of the server (from /proc; in Chromium also by process kind, the renderers' main threads
 // apart; in WebKit the web process, its main thread, its WebAssembly compiler's thread and the
-// network process), and, from each request's times (fetch wrapped on the page), where a file's time goes:
-// from its start to its first request, between its requests, from its last answer to its end,
-// and from a file's end to the start of the next one in the freed slot. Last, two tables over
+// network process; each row's compiler, or Chromium's renderers' other threads, by round),
+// and, from each request's times (fetch wrapped on the page), where a file's time goes: from
+// its start to its first request, between its requests, from its last answer to its end, and
+// from a file's end to the start of the next one in the freed slot. Last, two tables over
 // the rows: the module's defaults over the plain one-request loop, with the rounds' lowest and
 // highest ratio and the issue's target (at least 0.95 at a 20 and a 60 ms round trip, 0.90 on
 // loopback with nothing attached) met or not, and Uppy beside; the queue against the plain loop at 6, 12 and 24 at a time.
