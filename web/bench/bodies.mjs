@@ -10,8 +10,9 @@
 //
 // The bodies: none; a File from disk (an <input type=file> given a file the bench wrote),
 // sliced to the size; a Blob made in the page's memory; and the File sent by XMLHttpRequest
-// rather than fetch (timed from send()), which other uploaders use: is the hold fetch's? BENCH_BODY_ENGINES picks engines
-// (default all three), BENCH_BODY_RUNS the rounds (default 3; medians).
+// rather than fetch (timed from send()), as other uploaders send it: whether the hold is
+// fetch's alone. BENCH_BODY_ENGINES picks engines (default all three), BENCH_BODY_RUNS the
+// rounds (default 3; medians).
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
