@@ -359,3 +359,21 @@ func TestAPIChecksum(t *testing.T) {
 	}
 	letGo(t, h, base)
 }
+
+// TestSendAnswer reads host.send's "ok" answer, one string (host.js): the fields as lines, the
+// body the rest, line breaks and all; a string of another shape is a bad answer, not a status.
+func TestSendAnswer(t *testing.T) {
+	got := sendAnswer("ok\n200\nbytes=0-9\n\n308\n\n{\n\"a\": 1\n}")
+	want := answer{kind: "ok", status: 200, rng: "bytes=0-9", over: "308", body: "{\n\"a\": 1\n}"}
+	if got.kind != want.kind || got.status != want.status || got.rng != want.rng || got.loc != "" || got.over != want.over || got.after != "" || got.body != want.body {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := sendAnswer("ok\n404\n\n\n\n\n"); got.kind != "ok" || got.status != 404 || got.body != "" {
+		t.Errorf("an empty body: got %+v", got)
+	}
+	for _, s := range []string{"", "ok", "ok\n200\n\n\n\n", "fine\n200\n\n\n\n\n", "ok\n2x0\n\n\n\n\n", "ok\n20\n\n\n\n\n", "ok\n2000\n\n\n\n\n"} {
+		if got := sendAnswer(s); got.kind != "bad" {
+			t.Errorf("%q: got %+v, want a bad answer", s, got)
+		}
+	}
+}

@@ -50,7 +50,8 @@
 //     Upload object hold them; the entry goes as above, and the Upload drops the options,
 //     callbacks, signal listener and engine once its last event is dispatched.
 //   - What Go receives: the host's answers arrive as arguments of a callback, and Go turns
-//     them into Go strings and numbers inside the call (conn.deliver); a chunk's bytes for a
+//     them into Go strings and numbers inside the call (conn.deliver; a request's answer is
+//     one string, one value to cross instead of an object of seven); a chunk's bytes for a
 //     checksum arrive as a Uint8Array, copied into Go inside the call, after which the host
 //     detaches its buffer, so the js.Value Go still references holds no bytes. The options
 //     copy is Go's to keep: it holds no Blob and nothing of the caller's.

@@ -38,7 +38,8 @@ func blobOf(b []byte, typ string) js.Value {
 
 // fakeHost installs a scripted host (the role of web/js/src/engine/host.js, whose contract it
 // keeps) and returns it. Nothing goes to the network: respond(call) answers each send with an
-// answer ({kind: "ok", status, range, location, override, retryAfter, body}, {kind: "fetch",
+// answer ({kind: "ok", status, range, location, override, retryAfter, body}, which it passes
+// on as host.js does, as one string; {kind: "fetch",
 // name, message}, {kind: "redirect", followed}, {kind: "hidden"}), or a promise of one, or null
 // for "never answer" (until an abort, which answers {kind: "fetch", name: "AbortError"}). It
 // records every call:
@@ -51,6 +52,7 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 	t.Helper()
 	h := jsFunc("respond", `const entries = new Map();
 	const h = { sends: [], reads: [], aborts: [], events: [], pending: 0 };
+	const wire = (a) => ["ok", a.status, a.range, a.location, a.override, a.retryAfter, a.body].map((v) => v ?? "").join("\n");
 	const later = (id, e, answer, a) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) answer(a) }, 0) };
 	h.open = (id, entry) => entries.set(id, { ...entry });
 	Object.defineProperty(h, "size", { get: () => entries.size });
@@ -61,7 +63,7 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 		for (let i = 0; i + 1 < parts.length; i += 2) headers[parts[i]] = parts[i + 1];
 		const call = { id, method, url, headers, pre: pre ?? "", start, end, post: post ?? "", session, timeoutMs, sent };
 		h.sends.push(call);
-		e.answer = (a) => { e.answer = null; later(id, e, answer, a) };
+		e.answer = (a) => { e.answer = null; later(id, e, answer, a.kind === "ok" ? wire(a) : a) };
 		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });
 	};
 	h.abort = (id) => { h.aborts.push(id); entries.get(id)?.answer?.({ kind: "fetch", name: "AbortError", message: "aborted" }) };

@@ -98,6 +98,10 @@ func newConn(id int) *conn {
 // while the host still holds them: it detaches their buffer as soon as this returns), and
 // hands the answer to the goroutine waiting.
 func (c *conn) deliver(v js.Value) {
+	if v.Type() == js.TypeString { // send's "ok": its fields as lines, the body the rest
+		c.hand(sendAnswer(v.String()))
+		return
+	}
 	str := func(name string) string {
 		if f := v.Get(name); f.Type() == js.TypeString {
 			return f.String()
@@ -113,10 +117,7 @@ func (c *conn) deliver(v js.Value) {
 	a := answer{kind: str("kind")}
 	switch a.kind {
 	case "ok":
-		if f := v.Get("status"); f.Type() == js.TypeNumber { // send
-			a.status = f.Int()
-			a.rng, a.loc, a.over, a.after, a.body = str("range"), str("location"), str("override"), str("retryAfter"), str("body")
-		} else if b := v.Get("bytes"); b.Type() == js.TypeObject && c.dst != nil { // read
+		if b := v.Get("bytes"); b.Type() == js.TypeObject && c.dst != nil { // read
 			a.n = int64(js.CopyBytesToGo(c.dst, b))
 		} else if h := v.Get("headers"); h.Type() == js.TypeObject { // headers
 			a.headers = headersOf(h)
@@ -130,16 +131,49 @@ func (c *conn) deliver(v js.Value) {
 	default:
 		a.name, a.message = str("name"), str("message")
 	}
+	c.hand(a)
+}
+
+// hand gives the answer to the goroutine waiting.
+func (c *conn) hand(a answer) {
 	select {
 	case c.answers <- a:
 	default: // cannot happen: one call at a time, answered once
 	}
 }
 
+// sendAnswer reads send's "ok" answer, one string (host.js): "ok", the status, Range,
+// Location, X-HTTP-Status-Code-Override and Retry-After ("" where absent), each ending in a
+// line break, then the body. Anything else is reported as a bad answer.
+func sendAnswer(s string) answer {
+	var f [6]string
+	for i, from := 0, 0; i < len(f); {
+		if from == len(s) {
+			return answer{kind: "bad", message: "a malformed answer of the host"}
+		}
+		if s[from] == '\n' {
+			f[i], s, from, i = s[:from], s[from+1:], 0, i+1
+			continue
+		}
+		from++
+	}
+	status := 0
+	for _, d := range []byte(f[1]) {
+		if d < '0' || d > '9' {
+			return answer{kind: "bad", message: "a malformed answer of the host"}
+		}
+		status = status*10 + int(d-'0')
+	}
+	if f[0] != "ok" || len(f[1]) != 3 {
+		return answer{kind: "bad", message: "a malformed answer of the host"}
+	}
+	return answer{kind: "ok", status: status, rng: f[2], loc: f[3], over: f[4], after: f[5], body: s}
+}
+
 // headersOf reads an object of string fields (what getHeaders gave, checked by the host).
 func headersOf(o js.Value) core.Header {
 	h := core.Header{}
-	keys := js.Global().Get("Object").Call("keys", o)
+	keys := objectCtor.Call("keys", o)
 	for i, n := 0, keys.Length(); i < n; i++ {
 		k := keys.Index(i).String()
 		if v := o.Get(k); v.Type() == js.TypeString {
@@ -279,9 +313,9 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 	// The fields core reads (docs/protocol.md sections 2-5); only what CORS exposes is there: the
 	// reference server lists them in Access-Control-Expose-Headers.
 	out := &core.Response{Status: a.status, Header: core.Header{}}
-	for name, v := range map[string]string{"range": a.rng, "location": a.loc, "x-http-status-code-override": a.over, "retry-after": a.after} {
-		if v != "" {
-			out.Header[name] = v
+	for _, h := range [...]struct{ name, v string }{{"range", a.rng}, {"location", a.loc}, {"x-http-status-code-override", a.over}, {"retry-after", a.after}} {
+		if h.v != "" {
+			out.Header[h.name] = h.v
 		}
 	}
 	if a.body != "" {

@@ -14,25 +14,38 @@ import (
 // for an upload of a Blob of type typ. Every bad argument is an
 // *core.ArgumentError ("invalid_argument"), found here or by core.New, before any request.
 // Options the loader handles (signal, resume, the callbacks) and unknown keys are ignored. An
-// option that is undefined or null takes its default. getHeaders is true where the caller
-// gave one: the host keeps the function, and gh asks it (conn.headers).
+// option that is undefined, null or not an own enumerable property (the copy has only those)
+// takes its default. getHeaders is true where the caller gave one: the host keeps the
+// function, and gh asks it (conn.headers).
 func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error)) (opts core.Options, err error) {
 	switch o.Type() {
 	case js.TypeUndefined, js.TypeNull:
-		o = js.Global().Get("Object").New()
+		o = objectCtor.New()
 	case js.TypeObject:
 	default:
 		return opts, bad("options", "not an object")
 	}
 	opts.Clock = Clock{}
+	// Only the options given are read: a default upload gives three or four of the seventeen,
+	// and each read is a call into JS.
+	var keys string
+	if err := try(func() { keys = objectCtor.Call("keys", o).Call("join", jsString("\n")).String() }); err != nil {
+		return opts, bad("options", err.Error()) // a Proxy's ownKeys that throws
+	}
+	read := func(name string) (js.Value, error) {
+		if !hasLine(keys, name) {
+			return js.Undefined(), nil
+		}
+		return get(o, name)
+	}
 	str := func(name string, dst *string) {
 		if err == nil {
-			*dst, err = optString(o, name)
+			*dst, err = optString(read, name)
 		}
 	}
 	flag := func(name string, dst *bool, def bool) {
 		if err == nil {
-			*dst, err = optBool(o, name, def)
+			*dst, err = optBool(read, name, def)
 		}
 	}
 	var utype string
@@ -57,7 +70,7 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	}
 	var v [9]js.Value
 	for i, name := range [...]string{"chunkSize", "metadata", "headers", "getHeaders", "retry", "checksum", "maxChunkSize", "stallTimeoutMs", "progressIntervalMs"} {
-		if v[i], err = get(o, name); err != nil {
+		if v[i], err = read(name); err != nil {
 			return opts, bad(name, err.Error())
 		}
 	}
@@ -119,7 +132,28 @@ func bad(field, reason string) error { return &core.ArgumentError{Field: field, 
 // set reports whether an option was given: undefined and null mean "the default".
 func set(v js.Value) bool { return !v.IsUndefined() && !v.IsNull() }
 
-var reflectGet = js.Global().Get("Reflect").Get("get")
+var (
+	reflectGet = js.Global().Get("Reflect").Get("get")
+	objectCtor = js.Global().Get("Object")
+)
+
+// hasLine reports whether name is one of the lines of keys (names joined by line breaks).
+func hasLine(keys, name string) bool {
+	for len(keys) >= len(name) {
+		if keys[:len(name)] == name && (len(keys) == len(name) || keys[len(name)] == '\n') {
+			return true
+		}
+		i := 0
+		for i < len(keys) && keys[i] != '\n' {
+			i++
+		}
+		if i == len(keys) {
+			break
+		}
+		keys = keys[i+1:]
+	}
+	return false
+}
 
 // get returns o[name] for an object the caller gave. A plain js.Value.Get would let a
 // throwing getter (or a Proxy) unwind through the Go runtime; through Reflect.get the
@@ -129,8 +163,8 @@ func get(o js.Value, name string) (v js.Value, err error) {
 	return v, err
 }
 
-func optString(o js.Value, name string) (string, error) {
-	v, err := get(o, name)
+func optString(get func(string) (js.Value, error), name string) (string, error) {
+	v, err := get(name)
 	if err != nil {
 		return "", bad(name, err.Error())
 	}
@@ -143,8 +177,8 @@ func optString(o js.Value, name string) (string, error) {
 	return v.String(), nil
 }
 
-func optBool(o js.Value, name string, def bool) (bool, error) {
-	v, err := get(o, name)
+func optBool(get func(string) (js.Value, error), name string, def bool) (bool, error) {
+	v, err := get(name)
 	if err != nil {
 		return false, bad(name, err.Error())
 	}
@@ -212,7 +246,7 @@ func header(v js.Value, field string) (core.Header, error) {
 		return nil, bad(field, "not an object of strings")
 	}
 	var entries js.Value
-	if err := try(func() { entries = js.Global().Get("Object").Call("entries", v) }); err != nil {
+	if err := try(func() { entries = objectCtor.Call("entries", v) }); err != nil {
 		return nil, bad(field, err.Error()) // a throwing getter
 	}
 	h := core.Header{}

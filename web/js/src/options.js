@@ -15,7 +15,9 @@ const PROTOCOL_OPTIONS = [
 
 export function wireOptions(options, sessionURL) {
   // The page's origin, for the message of a network error (a CORS refusal is the likely one).
-  const out = { getHeaders: typeof options.getHeaders === "function", origin: String(globalThis.location?.origin ?? "") };
+  // (getHeaders: true where given; the Go side reads only the options there are.)
+  const out = { origin: String(globalThis.location?.origin ?? "") };
+  if (typeof options.getHeaders === "function") out.getHeaders = true;
   if (sessionURL !== undefined) out.sessionURL = absolute(sessionURL);
   for (const name of PROTOCOL_OPTIONS) {
     try {

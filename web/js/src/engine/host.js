@@ -22,7 +22,9 @@
 //       count them (counted.js: a Blob's range sent as a stream), only before it answers;
 //       from its first call on it decides instead of timeoutMs: false gives the request up
 //       as stalled (the body stopped moving).
-//       {kind: "ok", status, range, location, override, retryAfter, body}   (null: absent)
+//       "ok\nstatus\nrange\nlocation\noverride\nretryAfter\nbody": the answer as one string
+//                  (one value to cross instead of an object of seven; "" where absent; the
+//                  header values hold no line break, the body is the rest)
 //       {kind: "redirect", followed}   a redirect, never followed with a body (followed: a
 //                                      body-less request followed one before it could tell)
 //       {kind: "hidden"}   a session request answered with a 3xx whose headers fetch hides
@@ -149,11 +151,10 @@ async function exchange(url, init, session) {
 async function readAnswer(res, session) {
   if (res.redirected) return { kind: "redirect", followed: true }; // a body-less request followed a Location
   if (res.type === "opaqueredirect") return session ? { kind: "hidden" } : { kind: "redirect", followed: false }; // mode "manual"
-  // An absent field is null, not "": Go converts only what is there, and a 308 carries only
-  // Range.
-  const get = (name) => res.headers.get(name) || null;
+  // An absent field is "" (a 308 carries only Range).
+  const get = (name) => res.headers.get(name) ?? "";
   const override = get("x-http-status-code-override");
-  let text = null;
+  let text = "";
   if (res.status === 308 || override === "308" || get("content-length") === "0") {
     // Core reads nothing of a 308's body (docs/protocol.md section 3), and an empty body (a
     // session start's answer) has nothing to read: it is drained meanwhile, so that the request
@@ -164,9 +165,11 @@ async function readAnswer(res, session) {
     res.arrayBuffer().then(noop, noop);
   } else {
     const buf = await res.arrayBuffer();
-    text = utf8.decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY))) || null;
+    text = utf8.decode(new Uint8Array(buf, 0, Math.min(buf.byteLength, MAX_BODY)));
   }
-  return { kind: "ok", status: res.status, range: get("range"), location: get("location"), override, retryAfter: get("retry-after"), body: text };
+  // One string, not an object: each field of an object is a call of Go's into JS, and each
+  // string one more (jsbridge/host.go, conn.deliver).
+  return `ok\n${res.status}\n${get("range")}\n${get("location")}\n${override}\n${get("retry-after")}\n${text}`;
 }
 
 export function createHost() {
