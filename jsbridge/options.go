@@ -26,7 +26,7 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 		return opts, bad("options", "not an object")
 	}
 	opts.Clock = Clock{}
-	// Only the options given are read: a default upload gives three or four of the seventeen,
+	// Only the options given are read: a default upload gives two or three of the seventeen,
 	// and each read is a call into JS.
 	var keys string
 	if err := try(func() { keys = objectCtor.Call("keys", o).Call("join", jsString("\n")).String() }); err != nil {

@@ -26,6 +26,7 @@ func TestInvalidArgumentsSendNothing(t *testing.T) {
 		{"url not a string", "blob", "({url: 1})", "url"},
 		{"relative url", "blob", "({url: '/upload/x'})", "url"},
 		{"url with a throwing getter", "blob", "({get url() { throw new Error('no') }})", "url"},
+		{"options whose keys throw", "blob", "new Proxy({url}, {ownKeys() { throw new Error('no') }})", "options"},
 		{"method", "blob", "({url, method: 'DELETE'})", "method"},
 		{"method not a string", "blob", "({url, method: 5})", "method"},
 		{"chunkSize not aligned", "blob", "({url, chunkSize: 1000})", "chunkSize"},
@@ -119,5 +120,21 @@ func TestOptionsConversions(t *testing.T) {
 	opts, err = Options(jsFunc(`return {url: "http://h/u", chunkSize: 0, metadata: null, headers: undefined, getHeaders: false}`).Invoke(), "", gh)
 	if err != nil || opts.GetHeader != nil || opts.ChunkSize != 0 || opts.Metadata != nil || opts.ContentType != "" {
 		t.Fatalf("defaults: %+v, %v", opts, err)
+	}
+}
+
+// TestHasLine: Options reads an option only where its name is one of the copy's keys (joined
+// by line breaks), whole: "url" is not "urls", nor in "curl".
+func TestHasLine(t *testing.T) {
+	for _, c := range []struct {
+		keys, name string
+		want       bool
+	}{
+		{"url\norigin", "url", true}, {"url\norigin", "origin", true}, {"origin\nurl", "url", true},
+		{"", "url", false}, {"urls\norigin", "url", false}, {"curl", "url", false}, {"origin\nur", "url", false},
+	} {
+		if got := hasLine(c.keys, c.name); got != c.want {
+			t.Errorf("hasLine(%q, %q) = %v, want %v", c.keys, c.name, got, c.want)
+		}
 	}
 }
