@@ -360,6 +360,22 @@ func TestAPIChecksum(t *testing.T) {
 	letGo(t, h, base)
 }
 
+// An answer of a shape the host never gives ends the upload as a protocol error at once: a
+// bug of the module's, not a lost connection to retry.
+func TestAPIMalformedAnswerIsFinal(t *testing.T) {
+	base := liveFuncs.Load()
+	h := fakeHost(t, jsFunc(`return () => "ok\n2x0\n\n\n\n\n"`).Invoke())
+	id := start(h, blobOf([]byte("x"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "media", retry: {initialDelayMs: 1, jitterMs: 0}}`)
+	end := ended(t, h, id)
+	if end.Get("type").String() != "fail" || end.Get("code").String() != "protocol_error" || !strings.Contains(end.Get("message").String(), "malformed") {
+		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
+	}
+	if n := len(sendsOf(h, id)); n != 1 {
+		t.Fatalf("%d requests, want 1 (no retry)", n)
+	}
+	letGo(t, h, base)
+}
+
 // TestSendAnswer reads host.send's "ok" answer, one string (host.js): the fields as lines, the
 // body the rest, line breaks and all; a string of another shape is a bad answer, not a status.
 func TestSendAnswer(t *testing.T) {

@@ -307,6 +307,10 @@ func (c *conn) Do(ctx core.Context, req *core.Request) (*core.Response, error) {
 		// The request failed because the source could not be read (a File changed or
 		// removed on disk): no retry can help.
 		return nil, &core.SourceError{Err: a.err()}
+	case a.kind == "bad":
+		// An answer of a shape the host never gives: the module's own fault, final (as a
+		// panic at the boundary is), never retried.
+		return nil, internalError(a.message)
 	case a.kind != "ok":
 		return nil, a.err()
 	}

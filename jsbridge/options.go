@@ -163,8 +163,8 @@ func get(o js.Value, name string) (v js.Value, err error) {
 	return v, err
 }
 
-func optString(get func(string) (js.Value, error), name string) (string, error) {
-	v, err := get(name)
+func optString(read func(string) (js.Value, error), name string) (string, error) {
+	v, err := read(name)
 	if err != nil {
 		return "", bad(name, err.Error())
 	}
@@ -177,8 +177,8 @@ func optString(get func(string) (js.Value, error), name string) (string, error) 
 	return v.String(), nil
 }
 
-func optBool(get func(string) (js.Value, error), name string, def bool) (bool, error) {
-	v, err := get(name)
+func optBool(read func(string) (js.Value, error), name string, def bool) (bool, error) {
+	v, err := read(name)
 	if err != nil {
 		return false, bad(name, err.Error())
 	}
