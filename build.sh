@@ -89,16 +89,17 @@ test_static() {
 test_native() {
 	log "native Go tests (core, servers)"
 	go test -count=1 -timeout 10m ./core/... ./web/...
-	log "fuzzing every parser of what servers send, the chunk sizer and the md5, briefly"
+	log "fuzzing every parser of what servers send, the chunk sizer and the hashes in the metadata, briefly"
 	local f out
 	out=$(mktemp)
-	# Every parser of what a server sends (headers, JSON), the chunk sizer and the md5. A failure
-	# shows the fuzzer's own output (and a found input lands in core/testdata/fuzz/).
+	# Every parser of what a server sends (headers, JSON), the chunk sizer and the metadata that
+	# states the hashes. A failure shows the fuzzer's own output (and a found input lands in
+	# core/testdata/fuzz/).
 	# The budget is a count of inputs, not a time: Go 1.26's fuzzer can fail a run whose time
 	# is up while a worker is still busy ("context deadline exceeded", no input found;
 	# go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race; 200,000 inputs
 	# take about 3 s each here.
-	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzRetryAfter FuzzJSONString FuzzGoogleError FuzzChunkSizer FuzzMD5; do
+	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzRetryAfter FuzzJSONString FuzzGoogleError FuzzChunkSizer FuzzMetadataWith; do
 		if ! go test -run '^$' -fuzz "^$f\$" -fuzztime 200000x -timeout 5m ./core >"$out" 2>&1; then
 			echo "fuzz $f: FAILED" >&2
 			tail -40 "$out" >&2

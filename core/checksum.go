@@ -1,144 +1,131 @@
 package core
 
-import "errors"
-
-// Checksum says which hashes an upload computes while it sends, states in X-Goog-Hash with
-// its final request, and compares with the hashes of the final metadata.
+// Checksum says which hashes of the upload's bytes the server is given to check them against
+// (docs/protocol.md section 9): stated with the request that completes the object (X-Goog-Hash;
+// a multipart upload's metadata), and compared with the hashes of the final metadata.
 type Checksum string
 
 const (
 	NoChecksum Checksum = ""
-	CRC32C     Checksum = "crc32c"
-	MD5        Checksum = "md5"
-	Both       Checksum = "both"
+	// ChecksumAuto is CRC32C where the upload goes to Cloud Storage's JSON API (an upload path
+	// .../upload/storage/v1/b/BUCKET/o on any host, or a session URI under one), and none
+	// elsewhere: other APIs do not document X-Goog-Hash, and a request header they do not
+	// expect can fail a CORS preflight. The browser's default.
+	ChecksumAuto Checksum = "auto"
+	CRC32C       Checksum = "crc32c"
+	MD5          Checksum = "md5"
+	Both         Checksum = "both"
 )
 
-// ReadablePiece is a piece whose bytes can be read, which a checksum needs. Bytes is one; the
-// browser's Blob slices are read with Blob.arrayBuffer, one chunk at a time, only when a
-// checksum was asked for.
-type ReadablePiece interface {
-	Piece
-	Read(ctx Context) ([]byte, error)
+// Sums are the hashes of an upload's bytes, in base64 as Cloud Storage states them (the
+// CRC32C big-endian); "" for a hash not asked for.
+type Sums struct{ CRC32C, MD5 string }
+
+// A Hasher hashes a source's bytes, in order and each byte once, beside the upload: the
+// browser's host reads a File ahead of the chunks and hashes it off the upload's path, so
+// that an upload with a checksum goes at the lower of the link's rate and the reading's
+// (docs/protocol.md section 9).
+type Hasher interface {
+	// Sum waits until the bytes [0, n) are hashed, n being the source's whole length, and
+	// returns their hashes. A source that cannot be read is a *SourceError.
+	Sum(ctx Context, n int64) (Sums, error)
 }
 
-// Read returns b itself.
-func (b Bytes) Read(Context) ([]byte, error) { return b, nil }
-
-// hashReadStep is how much of the source a catch-up reads at once.
-const hashReadStep = 8 << 20
-
-// hasher hashes the upload's bytes in order, each byte once, however often it is sent.
-type hasher struct {
-	crc  *crc32cDigest
-	md5  *md5Digest
-	upTo int64 // bytes [0, upTo) are hashed
+// A HashingSource is a Source that hashes its own bytes. Hash starts hashing them from byte 0
+// (crc32c and md5 say which hashes), as far ahead of the upload as the source allows; a
+// source of unknown size hashes the bytes it hands out, as it reads them.
+type HashingSource interface {
+	Source
+	Hash(crc32c, md5 bool) (Hasher, error)
 }
 
-func newHasher(c Checksum) *hasher {
-	if c == NoChecksum {
-		return nil
+// checksumFor resolves ChecksumAuto for an upload to url (or its session URI): CRC32C for
+// Cloud Storage, none elsewhere. strict says the caller asked for the checksum by name, so
+// that a final answer stating no hash to compare is an error.
+func checksumFor(c Checksum, url string) (resolved Checksum, strict bool) {
+	if c != ChecksumAuto {
+		return c, c != NoChecksum
 	}
-	h := &hasher{}
-	if c == CRC32C || c == Both {
-		h.crc = newCRC32C()
+	if cloudStorageUpload(url) {
+		return CRC32C, false
 	}
-	if c == MD5 || c == Both {
-		h.md5 = newMD5()
-	}
-	return h
+	return NoChecksum, false
 }
 
-// add hashes what piece p, which starts at offset, holds beyond the bytes already hashed,
-// reading the source first for any gap before offset.
-func (h *hasher) add(ctx Context, src Source, offset int64, p Piece) error {
-	if h == nil || offset+p.Len() <= h.upTo {
-		return nil
+// cloudStorageUpload reports whether url is an upload URI of Cloud Storage's JSON API,
+// .../upload/storage/v1/b/BUCKET/o (with a query, or a session's upload_id), on any host: the
+// emulators and the reference server speak the same paths.
+func cloudStorageUpload(url string) bool {
+	const prefix = "/upload/storage/v1/b/"
+	if i := indexAny(url, "?#"); i >= 0 {
+		url = url[:i]
 	}
-	if err := h.catchUp(ctx, src, offset); err != nil {
-		return err
+	at := index(url, prefix)
+	if at < 0 {
+		return false
 	}
-	return h.write(ctx, offset, p)
+	bucket, rest, _ := cut(url[at+len(prefix):], "/")
+	return bucket != "" && (rest == "o" || rest == "o/")
 }
 
-// catchUp hashes the source's bytes from upTo to `to`, a step at a time.
-func (h *hasher) catchUp(ctx Context, src Source, to int64) error {
-	for h != nil && h.upTo < to {
-		p, err := src.Slice(h.upTo, min(to, h.upTo+hashReadStep))
-		if err != nil {
-			return err
-		}
-		if p.Len() == 0 {
-			return nil // the data ends here
-		}
-		if err := h.write(ctx, h.upTo, p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (h *hasher) write(ctx Context, offset int64, p Piece) error {
-	rp, ok := p.(ReadablePiece)
-	if !ok {
-		return errors.New("the source's bytes cannot be read for a checksum")
-	}
-	b, err := rp.Read(ctx)
-	if err != nil {
-		return err
-	}
-	b = b[h.upTo-offset:]
-	if h.crc != nil {
-		h.crc.Write(b)
-	}
-	if h.md5 != nil {
-		h.md5.Write(b)
-	}
-	h.upTo += int64(len(b))
-	return nil
-}
-
-func (h *hasher) sums() (crc, md string) {
-	if h.crc != nil {
-		v := h.crc.Sum32()
-		crc = base64Std([]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
-	}
-	if h.md5 != nil {
-		md = base64Std(h.md5.Sum())
-	}
-	return crc, md
-}
-
-// header returns the X-Goog-Hash value: "crc32c=…,md5=…" (base64, as GCS states them).
-func (h *hasher) header() string {
-	crc, md := h.sums()
+// header returns the X-Goog-Hash value of s: "crc32c=…,md5=…" (base64, as GCS states them).
+func (s Sums) header() string {
 	switch {
-	case crc != "" && md != "":
-		return "crc32c=" + crc + ",md5=" + md
-	case crc != "":
-		return "crc32c=" + crc
+	case s.CRC32C != "" && s.MD5 != "":
+		return "crc32c=" + s.CRC32C + ",md5=" + s.MD5
+	case s.CRC32C != "":
+		return "crc32c=" + s.CRC32C
 	}
-	return "md5=" + md
+	return "md5=" + s.MD5
 }
 
-// verify compares the hashes with those of the final metadata (GCS: "crc32c", "md5Hash";
-// Drive: "md5Checksum", in hex). A mismatch is reported only against a hash the server
-// stated; one that states none of those asked for cannot be checked, and the caller asked to
-// be sure: that is a protocol error (of status, the final answer's).
-func (h *hasher) verify(body []byte, status int) error {
-	if h == nil {
-		return nil
+// metadataWith returns the JSON object meta with the hashes of s as the fields Cloud Storage
+// checks an upload against ("crc32c", "md5Hash"), where meta does not state them already:
+// a multipart upload's metadata is where the JSON API takes them (docs/protocol.md section 9).
+func (s Sums) metadataWith(meta []byte) []byte {
+	var fields []byte
+	add := func(key, v string) {
+		if _, ok := jsonString(meta, key); v != "" && !ok {
+			fields = append(fields, `"`+key+`":"`+v+`",`...)
+		}
 	}
-	crc, md := h.sums()
+	add("crc32c", s.CRC32C)
+	add("md5Hash", s.MD5)
+	i := 0
+	for i < len(meta) && meta[i] != '{' {
+		i++
+	}
+	if len(fields) == 0 || i == len(meta) {
+		return meta
+	}
+	rest := meta[i+1:]
+	j := 0
+	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\n' || rest[j] == '\r') {
+		j++
+	}
+	if j < len(rest) && rest[j] == '}' {
+		fields = fields[:len(fields)-1] // an empty object: no comma after the last field
+	}
+	out := append(append(append([]byte(nil), meta[:i+1]...), fields...), rest...)
+	return out
+}
+
+// verify compares s with the hashes of the final metadata (GCS: "crc32c", "md5Hash"; Drive:
+// "md5Checksum", in hex). A mismatch is reported only against a hash the server stated. One
+// that states none of those asked for cannot be checked: where the caller asked for the
+// checksum by name (strict), that is a protocol error (of status, the final answer's); by
+// default, the server was given the hashes to check and did not refuse them.
+func (s Sums) verify(body []byte, status int, strict bool) error {
 	checked := 0
-	if crc != "" {
+	if s.CRC32C != "" {
 		if got, ok := jsonString(body, "crc32c"); ok && got != "" {
-			if got != crc {
-				return &ChecksumError{Kind: "crc32c", Local: crc, Server: got}
+			if got != s.CRC32C {
+				return &ChecksumError{Kind: "crc32c", Local: s.CRC32C, Server: got}
 			}
 			checked++
 		}
 	}
-	if md != "" {
+	if s.MD5 != "" {
 		got, ok := jsonString(body, "md5Hash")
 		if !ok {
 			if hex, ok := jsonString(body, "md5Checksum"); ok {
@@ -146,16 +133,45 @@ func (h *hasher) verify(body []byte, status int) error {
 			}
 		}
 		if got != "" {
-			if got != md {
-				return &ChecksumError{Kind: "md5", Local: md, Server: got}
+			if got != s.MD5 {
+				return &ChecksumError{Kind: "md5", Local: s.MD5, Server: got}
 			}
 			checked++
 		}
 	}
-	if checked == 0 {
+	if checked == 0 && strict {
 		return &ProtocolError{Reason: "the server's final answer states no hash (crc32c, md5Hash or md5Checksum) to compare the file's with, so the stored object could not be checked", Status: status}
 	}
 	return nil
+}
+
+// refused returns the *ChecksumError of an answer resp to a request that stated s, where it is
+// the server refusing the bytes it received for not matching them (Cloud Storage: 400, "Provided
+// CRC32C "…" doesn't match calculated CRC32C "…"."), else nil. No retry can mend it: the bytes
+// changed on the way, or the file on disk.
+func (s Sums) refused(resp *Response, method, url string) error {
+	if resp.Status != 400 {
+		return nil
+	}
+	e := newHTTPError(method, url, resp)
+	msg := lower(e.Message)
+	if index(msg, "match") < 0 {
+		return nil
+	}
+	kind := ""
+	switch {
+	case index(msg, "crc32c") >= 0 && s.CRC32C != "":
+		kind = "crc32c"
+	case index(msg, "md5") >= 0 && s.MD5 != "":
+		kind = "md5"
+	default:
+		return nil
+	}
+	local := s.CRC32C
+	if kind == "md5" {
+		local = s.MD5
+	}
+	return &ChecksumError{Kind: kind, Local: local, Refused: e}
 }
 
 func hexToBase64(s string) string {
@@ -183,4 +199,30 @@ func unhex(c byte) int {
 		return int(c-'A') + 10
 	}
 	return -1
+}
+
+// base64Std encodes b in standard base64 with padding (RFC 4648 section 4), as Cloud Storage
+// states hashes; encoding/base64 links tables and an init of its own.
+func base64Std(b []byte) string {
+	const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	out := make([]byte, 0, (len(b)+2)/3*4)
+	for len(b) > 0 {
+		var v uint32
+		n := min(len(b), 3)
+		for i := range 3 {
+			v <<= 8
+			if i < n {
+				v |= uint32(b[i])
+			}
+		}
+		for i := range 4 {
+			if i <= n {
+				out = append(out, digits[v>>(18-6*i)&63])
+			} else {
+				out = append(out, '=')
+			}
+		}
+		b = b[n:]
+	}
+	return string(out)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"hash/crc32"
 	"strings"
 	"testing"
@@ -121,37 +122,6 @@ func FuzzJSONString(f *testing.F) {
 	})
 }
 
-func FuzzMD5(f *testing.F) {
-	f.Add([]byte("abc"), 3)
-	f.Add(make([]byte, 200), 64)
-	f.Fuzz(func(t *testing.T, b []byte, split int) {
-		d := newMD5()
-		if split < 0 || split > len(b) {
-			split = len(b) / 2
-		}
-		d.Write(b[:split])
-		d.Write(b[split:])
-		want := md5.Sum(b)
-		if got := d.Sum(); string(got) != string(want[:]) {
-			t.Fatalf("md5(%x) = %x, want %x", b, got, want)
-		}
-	})
-}
-
-func TestMD5(t *testing.T) {
-	for n := range 300 {
-		b := data(n)
-		d := newMD5()
-		for i := 0; i < len(b); i += 7 {
-			d.Write(b[i:min(i+7, len(b))])
-		}
-		want := md5.Sum(b)
-		if got := d.Sum(); string(got) != string(want[:]) {
-			t.Fatalf("md5 of %d bytes = %x, want %x", n, got, want)
-		}
-	}
-}
-
 func TestGoogleError(t *testing.T) {
 	tests := []struct{ body, message, reason string }{
 		{`{"error":{"code":403,"message":"The project exceeded its storage quota.","errors":[{"message":"The project exceeded its storage quota.","domain":"usageLimits","reason":"quotaExceeded"}]}}`,
@@ -216,20 +186,249 @@ func TestHTTPErrorMessage(t *testing.T) {
 	}
 }
 
-// The package's own CRC-32C and base64 (crc32c.go) against the standard library's.
-func TestCRC32CAndBase64(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 3, 7, 8, 9, 63, 64, 1000, 1 << 20} {
+// base64Std against the standard library's.
+func TestBase64(t *testing.T) {
+	for n := range 70 {
 		b := data(n)
-		d := newCRC32C()
-		d.Write(b[:n/3])
-		d.Write(b[n/3:])
-		if want := crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)); d.Sum32() != want {
-			t.Errorf("%d bytes: crc32c %08x, want %08x", n, d.Sum32(), want)
+		if got, want := base64Std(b), base64.StdEncoding.EncodeToString(b); got != want {
+			t.Errorf("%d bytes: base64 %q, want %q", n, got, want)
 		}
-		for _, k := range []int{n, n % 7} {
-			if got, want := base64Std(b[:k]), base64.StdEncoding.EncodeToString(b[:k]); got != want {
-				t.Errorf("%d bytes: base64 %q, want %q", k, got, want)
+	}
+}
+
+// Which URLs are Cloud Storage's JSON API upload paths, where ChecksumAuto hashes.
+func TestCloudStorageUpload(t *testing.T) {
+	for url, want := range map[string]bool{
+		"https://storage.googleapis.com/upload/storage/v1/b/my-bucket/o?uploadType=resumable&name=a": true,
+		"https://storage.googleapis.com/upload/storage/v1/b/b/o?uploadType=resumable&upload_id=X":    true, // a session URI
+		"http://127.0.0.1:4443/upload/storage/v1/b/demo/o":                                           true, // an emulator
+		"/ref/upload/storage/v1/b/demo/o?name=x":                                                     true, // the demo's, behind a prefix
+		"https://storage.googleapis.com/upload/storage/v1/b/b/o/":                                    true,
+		"https://storage.googleapis.com/upload/storage/v1/b//o":                                      false, // no bucket
+		"https://storage.googleapis.com/upload/storage/v1/b/b/o/name":                                false,
+		"https://storage.googleapis.com/storage/v1/b/b/o":                                            false, // not an upload path
+		"https://www.googleapis.com/upload/drive/v3/files?uploadType=resumable":                      false, // Drive
+		"https://www.googleapis.com/upload/youtube/v3/videos":                                        false,
+		"https://example.com/x?next=/upload/storage/v1/b/b/o":                                        false, // only in the query
+		"": false,
+	} {
+		if got := cloudStorageUpload(url); got != want {
+			t.Errorf("cloudStorageUpload(%q) = %v, want %v", url, got, want)
+		}
+	}
+}
+
+// The default: CRC32C to Cloud Storage, stated with the request that completes the object and
+// compared with the final metadata where it states one; nothing elsewhere.
+func TestChecksumAuto(t *testing.T) {
+	d := data(2*K256 + 7)
+	crc, _ := sums(d)
+	hashIs := func(want string) func(*testing.T, *Request) {
+		return func(t *testing.T, r *Request) {
+			if got := r.Header.Get("X-Goog-Hash"); got != want {
+				t.Errorf("X-Goog-Hash %q, want %q", got, want)
 			}
 		}
 	}
+	chunks := func(final ex) []ex {
+		return []ex{start(),
+			{n: K256, status: 308, rng: "bytes=0-262143", check: hashIs("")},
+			{n: K256, status: 308, rng: "bytes=0-524287", check: hashIs("")},
+			final}
+	}
+	tests := []struct {
+		name   string
+		url    string
+		exs    []ex
+		code   string
+		hashed int
+	}{
+		{"cloud storage: crc32c, compared", testURL, chunks(ex{n: 7, status: 200, body: `{"crc32c":"` + crc + `"}`, check: hashIs("crc32c=" + crc)}), "", 1},
+		// The server was given the hash to check, and did not refuse it.
+		{"cloud storage, the final answer states none: fine", testURL, chunks(ex{n: 7, status: 200, body: `{"name":"x"}`, check: hashIs("crc32c=" + crc)}), "", 1},
+		{"cloud storage, the final answer differs", testURL, chunks(ex{n: 7, status: 200, body: `{"crc32c":"AAAAAA=="}`}), CodeChecksum, 1},
+		{"another API: no hash", "https://www.googleapis.com/upload/drive/v3/files", []ex{start(),
+			{n: K256, status: 308, rng: "bytes=0-262143", check: hashIs("")},
+			{n: K256, status: 308, rng: "bytes=0-524287", check: hashIs("")},
+			{n: 7, status: 200, body: `{"crc32c":"AAAAAA=="}`, check: hashIs("")}}, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &memSource{data: d}
+			_, err, s := runScript(t, src, Options{URL: tt.url, ChunkSize: K256, Checksum: ChecksumAuto}, tt.exs)
+			s.done()
+			if Code(err) != tt.code {
+				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
+			}
+			if src.hashed != tt.hashed {
+				t.Errorf("the source was asked to hash %d times, want %d", src.hashed, tt.hashed)
+			}
+		})
+	}
+}
+
+// A server that checks the hashes refuses a last request whose bytes do not match them, as
+// Cloud Storage does (400); that is checksum_mismatch, with the server's words, never retried.
+func TestChecksumRefused(t *testing.T) {
+	d := data(K256 + 9)
+	crc, md := sums(d)
+	refusal := func(msg string) ex {
+		return ex{n: 9, status: 400, body: `{"error":{"code":400,"message":"` + msg + `","errors":[{"domain":"global","reason":"invalid","message":"` + msg + `"}]}}`}
+	}
+	tests := []struct {
+		name string
+		c    Checksum
+		last ex
+		code string
+		kind string
+	}{
+		{"crc32c refused", ChecksumAuto, refusal(`Provided CRC32C \"` + crc + `\" doesn't match calculated CRC32C \"AAAAAA==\".`), CodeChecksum, "crc32c"},
+		{"md5 refused", Both, refusal(`Provided MD5 hash \"` + md + `\" doesn't match calculated MD5 hash \"AAAA\".`), CodeChecksum, "md5"},
+		{"another 400", ChecksumAuto, refusal("Invalid argument."), CodeHTTP, ""},
+		{"a refusal of a hash not sent", CRC32C, refusal(`Provided MD5 hash \"x\" doesn't match calculated MD5 hash \"y\".`), CodeHTTP, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err, s := runScript(t, &memSource{data: d}, Options{ChunkSize: K256, Checksum: tt.c, Retry: fastRetry()},
+				[]ex{start(), {n: K256, status: 308, rng: "bytes=0-262143"}, tt.last})
+			s.done()
+			if Code(err) != tt.code {
+				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
+			}
+			if ce, ok := Find[*ChecksumError](err); tt.kind != "" && (!ok || ce.Kind != tt.kind || ce.Refused == nil || !strings.Contains(err.Error(), "doesn't match")) {
+				t.Errorf("err %v: want a refused %s mismatch with the server's words", err, tt.kind)
+			}
+			if he, ok := Find[*HTTPError](err); !ok || he.Status != 400 {
+				t.Errorf("err %v: the 400 is not in its chain", err)
+			}
+		})
+	}
+}
+
+// A multipart upload states the hashes in its metadata (where the JSON API checks them), a
+// media upload in X-Goog-Hash; both wait for the source's hashes before they go.
+func TestChecksumSingleRequest(t *testing.T) {
+	d := data(3000)
+	crc, md := sums(d)
+	tests := []struct {
+		name     string
+		o        Options
+		header   string
+		metadata string
+	}{
+		{"media", Options{Type: Media, Checksum: ChecksumAuto}, "crc32c=" + crc, ""},
+		{"multipart", Options{Type: Multipart, Checksum: ChecksumAuto, Metadata: []byte(`{"name":"x"}`)}, "", `{"crc32c":"` + crc + `","name":"x"}`},
+		{"multipart, both", Options{Type: Multipart, Checksum: Both, Metadata: []byte(` { } `)}, "", ` {"crc32c":"` + crc + `","md5Hash":"` + md + `" } `},
+		{"multipart, the caller's own crc32c kept", Options{Type: Multipart, Checksum: ChecksumAuto, Metadata: []byte(`{"crc32c":"mine"}`)}, "", `{"crc32c":"mine"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err, s := runScript(t, &memSource{data: d}, tt.o, []ex{{method: "POST", n: -1, status: 200, body: `{"crc32c":"` + crc + `","md5Hash":"` + md + `"}`,
+				check: func(t *testing.T, r *Request) {
+					if got := r.Header.Get("X-Goog-Hash"); got != tt.header {
+						t.Errorf("X-Goog-Hash %q, want %q", got, tt.header)
+					}
+					if tt.metadata == "" {
+						return
+					}
+					var body []byte
+					for _, p := range r.Body {
+						if b, ok := p.(Bytes); ok {
+							body = append(body, b...)
+						}
+					}
+					if !strings.Contains(string(body), "\r\n\r\n"+tt.metadata+"\r\n") {
+						t.Errorf("multipart body %q lacks the metadata %s", body, tt.metadata)
+					}
+				}}})
+			s.done()
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A stream states the hashes of all it read with the chunk that meets its end.
+func TestChecksumStream(t *testing.T) {
+	d := data(K256 + 100)
+	crc, _ := sums(d)
+	err := runStream(t, &streamSource{data: d}, Options{ChunkSize: K256, Checksum: CRC32C}, []ex{start(),
+		{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143", check: func(t *testing.T, r *Request) {
+			if r.Header.Get("X-Goog-Hash") != "" {
+				t.Error("a hash before the end")
+			}
+		}},
+		{cr: "bytes 262144-262243/262244", n: 100, status: 200, body: `{"crc32c":"` + crc + `"}`, check: func(t *testing.T, r *Request) {
+			if r.Header.Get("X-Goog-Hash") != "crc32c="+crc {
+				t.Errorf("X-Goog-Hash %q", r.Header.Get("X-Goog-Hash"))
+			}
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A source that cannot hash: asked for by name, an invalid argument before any request; by
+// default, no checksum.
+func TestChecksumSourceCannotHash(t *testing.T) {
+	src := plainSource{size: 10}
+	if _, err := New(&script{t: t}, src, Options{URL: testURL, Checksum: CRC32C}); Code(err) != CodeInvalidArgument {
+		t.Errorf("crc32c: %v, want invalid_argument", err)
+	}
+	up, err := New(&script{t: t}, src, Options{URL: testURL, Checksum: ChecksumAuto})
+	if err != nil || up.checksum != NoChecksum {
+		t.Errorf("auto: %v, checksum %q; want none", err, up.checksum)
+	}
+}
+
+type plainSource struct{ size int64 }
+
+func (p plainSource) Size() int64 { return p.size }
+func (p plainSource) Slice(start, end int64) (Piece, error) {
+	return Bytes(make([]byte, end-start)), nil
+}
+
+func TestMetadataWith(t *testing.T) {
+	s := Sums{CRC32C: "C==", MD5: "M=="}
+	for in, want := range map[string]string{
+		`{}`:                           `{"crc32c":"C==","md5Hash":"M=="}`,
+		` { "name" : "a" } `:           ` {"crc32c":"C==","md5Hash":"M==", "name" : "a" } `,
+		`{"md5Hash":"mine"}`:           `{"crc32c":"C==","md5Hash":"mine"}`,
+		`{"crc32c":"a","md5Hash":"b"}`: `{"crc32c":"a","md5Hash":"b"}`,
+		`{"x":{"crc32c":"nested"}}`:    `{"crc32c":"C==","md5Hash":"M==","x":{"crc32c":"nested"}}`,
+	} {
+		if got := string(s.metadataWith([]byte(in))); got != want {
+			t.Errorf("metadataWith(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// Whatever the metadata (core has checked it is a JSON object), the hashes are added as
+// fields of that object, and the result is JSON.
+func FuzzMetadataWith(f *testing.F) {
+	f.Add(`{"name":"a"}`, true)
+	f.Add(` {} `, false)
+	f.Add(`{"crc32c":"x","a":[1,{"b":"}"}]}`, true)
+	f.Fuzz(func(t *testing.T, meta string, md bool) {
+		if !jsonObject([]byte(meta)) || !json.Valid([]byte(meta)) {
+			return
+		}
+		s := Sums{CRC32C: "AAAAAA=="}
+		if md {
+			s.MD5 = "1B2M2Y8AsgTpgAmY7PhCfg=="
+		}
+		out := s.metadataWith([]byte(meta))
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("metadataWith(%s) = %s: not JSON: %v", meta, out, err)
+		}
+		if _, ok := m["crc32c"]; !ok {
+			t.Fatalf("metadataWith(%s) = %s: no crc32c", meta, out)
+		}
+		if _, ok := m["md5Hash"]; md && !ok {
+			t.Fatalf("metadataWith(%s) = %s: no md5Hash", meta, out)
+		}
+	})
 }

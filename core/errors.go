@@ -246,15 +246,29 @@ func (e *AuthError) Code() string { return CodeAuth }
 
 func (e *AuthError) Unwrap() error { return e.Err }
 
-// ChecksumError is a server whose hash of the stored object differs from the source's.
+// ChecksumError is a server whose hash of the bytes it received differs from the source's:
+// stated in its final metadata, or refusing the request that completes the object.
 type ChecksumError struct {
-	Kind   string // "crc32c" or "md5"
-	Local  string // base64, as computed while uploading
-	Server string // base64, as the final metadata states it
+	Kind    string     // "crc32c" or "md5"
+	Local   string     // base64, as hashed from the source
+	Server  string     // base64, as the final metadata states it ("" where refused)
+	Refused *HTTPError // the server's refusal of the last request (400), nil otherwise
 }
 
 func (e *ChecksumError) Error() string {
+	if e.Refused != nil {
+		return "the server refused the upload's last request: the " + e.Kind + " of the bytes it received differs from the file's (" + e.Local +
+			"), so the bytes changed on the way or on disk and nothing was stored; upload the file again (" + e.Refused.Error() + ")"
+	}
 	return "the stored object's " + e.Kind + " differs from the file's: sent " + e.Local + ", the server has " + e.Server
+}
+
+// Unwrap returns the server's refusal, if any.
+func (e *ChecksumError) Unwrap() error {
+	if e.Refused == nil {
+		return nil
+	}
+	return e.Refused
 }
 
 // Code returns "checksum_mismatch".

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -107,6 +108,7 @@ func (s *script) done() {
 type memSource struct {
 	data    []byte
 	unknown bool
+	hashed  int // calls of Hash
 }
 
 func (m *memSource) Size() int64 {
@@ -150,4 +152,37 @@ func fastRetry() *RetryPolicy {
 	p := DefaultRetryPolicy()
 	p.Jitter = 0
 	return &p
+}
+
+// Hash makes memSource a HashingSource, as the browser's host is: the bytes asked for are
+// hashed with the standard library's CRC-32C and MD5 (tests may link them).
+func (m *memSource) Hash(crc, md bool) (Hasher, error) {
+	m.hashed++
+	return bytesHasher{func() []byte { return m.data }, crc, md}, nil
+}
+
+// Hash hashes the stream's bytes (all of them are known to the test).
+func (s *streamSource) Hash(crc, md bool) (Hasher, error) {
+	return bytesHasher{func() []byte { return s.data }, crc, md}, nil
+}
+
+type bytesHasher struct {
+	data    func() []byte
+	crc, md bool
+}
+
+func (h bytesHasher) Sum(_ Context, n int64) (Sums, error) {
+	d := h.data()
+	if n != int64(len(d)) {
+		return Sums{}, &SourceError{Err: errors.New("hashed bytes to " + strconv.FormatInt(n, 10) + ", not the source's length")}
+	}
+	crc, md := sums(d)
+	var s Sums
+	if h.crc {
+		s.CRC32C = crc
+	}
+	if h.md {
+		s.MD5 = md
+	}
+	return s, nil
 }

@@ -50,9 +50,10 @@ type Options struct {
 	QueryStatusEachChunk bool
 	// NoRedirect308 sends "X-GUploader-No-308: yes" with the session's requests.
 	NoRedirect308 bool
-	// Checksum hashes the bytes while they are sent, states the hashes in X-Goog-Hash with
-	// the final request, and compares them with the final metadata's. The source's pieces
-	// must then be ReadablePieces.
+	// Checksum has the source hash its bytes beside the upload, states the hashes with the
+	// request that completes the object (X-Goog-Hash; a multipart upload's metadata), and
+	// compares them with the final metadata's (checksum.go). The source must then be a
+	// HashingSource; ChecksumAuto asks for CRC32C where the upload goes to Cloud Storage.
 	Checksum Checksum
 
 	// WaitOnline, when set, waits until the device is online again (the browser's `online`
@@ -161,9 +162,9 @@ func (o *Options) validate(src Source) error {
 		return &ArgumentError{Field: "maxChunkSize", Reason: "must be a positive multiple of 262144"}
 	}
 	switch o.Checksum {
-	case NoChecksum, CRC32C, MD5, Both:
+	case NoChecksum, ChecksumAuto, CRC32C, MD5, Both:
 	default:
-		return &ArgumentError{Field: "checksum", Reason: "must be crc32c, md5 or both, not " + string(o.Checksum)}
+		return &ArgumentError{Field: "checksum", Reason: "must be false, \"crc32c\", \"md5\" or \"both\", not \"" + string(o.Checksum) + "\""}
 	}
 	if o.ContentType == "" {
 		o.ContentType = "application/octet-stream"

@@ -528,7 +528,7 @@ func (r *resumable) restart(resp *Response) error {
 // object's metadata again (docs/protocol.md section 4). Only an answer of the same kind, whole,
 // replaces it.
 func (u *Upload) wholeFinal(ctx Context, res *Result) *Result {
-	if jsonObject(res.Body) || (len(res.Body) == 0 && u.hash == nil) {
+	if jsonObject(res.Body) || (len(res.Body) == 0 && u.sum == nil) {
 		return res
 	}
 	resp, err := u.do(ctx, u.statusQuery())
@@ -587,8 +587,7 @@ func (u *Upload) statusQuery() *Request {
 // with ChunkAuto), a multiple of 256 KiB. Where the size is not known, a chunk shorter than
 // that is the last and states the total; when
 // the data ends exactly on a chunk boundary, the last request is empty: "bytes */TOTAL". With
-// a checksum, the chunk's new bytes are hashed before it goes, and the last request states
-// the hashes.
+// a checksum, the last request states the hashes of every byte.
 func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 	want := u.o.ChunkSize
 	if u.sizer != nil {
@@ -613,19 +612,21 @@ func (u *Upload) chunk(ctx Context, offset int64) (*Request, int64, error) {
 		u.total = offset + n // the data ends here: this request states the total
 		u.prog.p.Total = u.total
 	}
-	if err := u.hash.add(ctx, u.src, offset, piece); err != nil {
-		if ctx.Err() != nil {
-			return nil, 0, ctx.Err()
-		}
-		return nil, 0, u.sourceError(err)
-	}
 	url := u.SessionURL()
 	h := u.sessionHeader(url)
 	h.Set("Content-Range", contentRange(offset, offset+n, u.total))
-	if u.hash != nil && offset+n == u.total {
-		h.Set("X-Goog-Hash", u.hash.header()) // every byte is hashed by now: state the hashes
-	}
 	req := &Request{Method: "PUT", URL: url, Header: h, Session: true}
+	if u.sum != nil && offset+n == u.total {
+		// The request that completes the object states the hashes of every byte, which the
+		// source has hashed beside the chunks before it (docs/protocol.md section 9); the
+		// server refuses it if what it received differs.
+		sums, err := u.sums(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		h.Set("X-Goog-Hash", sums.header())
+		req.hashed = &sums
+	}
 	if n > 0 {
 		// The media's type on every chunk, as Google's guide shows it (docs/protocol.md
 		// section 3). It also spares the browser a slice per file: fetch gives a body the

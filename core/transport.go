@@ -80,8 +80,9 @@ type Request struct {
 	// would past Timeout.
 	OnSent func(n int64) bool
 
-	late bool // Timeout is the chunk's late bound (resumable.go, lateBound), not a stall's
-	told bool // OnSent was called: the count, not Timeout, decided
+	late   bool  // Timeout is the chunk's late bound (resumable.go, lateBound), not a stall's
+	hashed *Sums // the hashes the request states (checksum.go), nil for none
+	told   bool  // OnSent was called: the count, not Timeout, decided
 }
 
 // ContentLength returns the total length of r's body.

@@ -22,10 +22,12 @@ type Upload struct {
 	wake    chan struct{} // interrupts a wait on Pause and Resume
 
 	// Below: owned by the driver loop (Run) alone.
-	home        string  // the origin the caller's headers may go to
-	hdr         Header  // Options.Header merged with GetHeader's answer
-	total       int64   // the size, -1 until known
-	hash        *hasher // nil without a checksum
+	home        string   // the origin the caller's headers may go to
+	hdr         Header   // Options.Header merged with GetHeader's answer
+	total       int64    // the size, -1 until known
+	checksum    Checksum // the hashes the server is given: none, crc32c, md5 or both (checksum.go)
+	strict      bool     // asked for by name: a final answer must state a hash to compare
+	sum         Hasher   // hashes the source beside the upload from Run's start; nil without a checksum
 	prog        progressState
 	backoffs    int    // backoff retries since the last progress
 	answered    bool   // some request of this upload got an answer: the server is reachable
@@ -62,6 +64,14 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 		sizer.Interval = o.ProgressInterval
 		o.Link.seed(sizer, o.Clock.Now())
 	}
+	// The checksum: ChecksumAuto is CRC32C for Cloud Storage only (docs/protocol.md section 9).
+	checksum, strict := checksumFor(o.Checksum, o.URL+o.SessionURL)
+	if _, ok := src.(HashingSource); checksum != NoChecksum && !ok {
+		if strict {
+			return nil, &ArgumentError{Field: "checksum", Reason: "the source cannot be hashed"}
+		}
+		checksum = NoChecksum // the default asks for what the source can give
+	}
 	autoType := o.Type == Auto
 	if autoType {
 		o.Type = Resumable
@@ -80,12 +90,13 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 	}
 	return &Upload{
 		tr: tr, src: src, o: o, sizer: sizer, autoType: autoType,
-		state:   StateStarting,
-		session: o.SessionURL,
-		wake:    make(chan struct{}, 1),
-		home:    home,
-		total:   src.Size(),
-		hash:    newHasher(o.Checksum),
+		state:    StateStarting,
+		session:  o.SessionURL,
+		wake:     make(chan struct{}, 1),
+		home:     home,
+		total:    src.Size(),
+		checksum: checksum,
+		strict:   strict,
 	}, nil
 }
 
@@ -185,7 +196,10 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 	u.prog.start(u.o.Clock.Now(), u.total)
 	u.emitProgress()
 	var res *Result
-	err := u.refreshHeaders(ctx)
+	err := u.startHashing()
+	if err == nil {
+		err = u.refreshHeaders(ctx)
+	}
 	if err == nil {
 		if u.o.Type == Resumable {
 			res, err = u.runResumable(ctx)
@@ -193,12 +207,12 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 			res, err = u.runSingle(ctx)
 		}
 	}
-	if err == nil && u.hash != nil {
-		// A session handed in may finish without our sending every byte: hash the rest.
-		if err = u.hash.catchUp(ctx, u.src, u.total); err != nil {
-			err = u.sourceError(err)
-		} else {
-			err = u.hash.verify(res.Body, res.Status)
+	if err == nil && u.sum != nil {
+		// The final metadata's hashes against the source's (a session handed in may finish
+		// without our sending every byte: the source is hashed all the same).
+		var s Sums
+		if s, err = u.sums(ctx); err == nil {
+			err = s.verify(res.Body, res.Status, u.strict)
 		}
 	}
 	switch {
@@ -215,6 +229,34 @@ func (u *Upload) Run(ctx Context) (*Result, error) {
 	u.emitProgress()
 	u.setState(StateDone)
 	return res, nil
+}
+
+// startHashing has the source start hashing its bytes, from byte 0, beside the upload
+// (docs/protocol.md section 9): by the request that completes the object, they are hashed.
+func (u *Upload) startHashing() error {
+	if u.checksum == NoChecksum {
+		return nil
+	}
+	var err error
+	u.sum, err = u.src.(HashingSource).Hash(u.checksum == CRC32C || u.checksum == Both, u.checksum == MD5 || u.checksum == Both)
+	return err
+}
+
+// sums waits for the hashes of the whole source (u.total bytes).
+func (u *Upload) sums(ctx Context) (Sums, error) {
+	s, err := u.sum.Sum(ctx, u.total)
+	if u.checksum == CRC32C {
+		s.MD5 = "" // only what was asked for is stated and compared
+	} else if u.checksum == MD5 {
+		s.CRC32C = ""
+	}
+	switch {
+	case ctx.Err() != nil:
+		return s, ctx.Err()
+	case err != nil && Code(err) == CodeNetwork:
+		return s, &SourceError{Err: err} // the host could not read the source to hash it
+	}
+	return s, err
 }
 
 func (u *Upload) emitProgress() {
@@ -323,6 +365,12 @@ func (u *Upload) exchange(ctx Context, req *Request) (resp *Response, v verdict,
 		return resp, v, true, u.retry(ctx, v, resp, err)
 	case vFinal:
 		return resp, v, false, err
+	}
+	if req.hashed != nil {
+		// A server that checks the hashes refuses bytes that do not match them (section 9).
+		if err := req.hashed.refused(resp, u.lastMethod, u.lastURL); err != nil {
+			return resp, v, false, err
+		}
 	}
 	return resp, v, false, u.httpError(resp)
 }
@@ -467,13 +515,23 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 	}
 	u.total = media.Len()
 	u.prog.p.Total = u.total
-	if err := u.hash.catchUp(ctx, u.src, u.total); err != nil {
-		return nil, &ArgumentError{Field: "source", Reason: err.Error()}
+	var sums Sums
+	meta := u.o.Metadata
+	if u.sum != nil {
+		// One request states the hashes where the JSON API checks them (docs/protocol.md
+		// section 9): a multipart upload in its metadata, a media upload in X-Goog-Hash.
+		var err error
+		if sums, err = u.sums(ctx); err != nil {
+			return nil, err
+		}
+		if u.o.Type == Multipart {
+			meta = sums.metadataWith(meta)
+		}
 	}
 	url := withUploadType(u.o.URL, string(u.o.Type))
 	body, ctype := []Piece{media}, u.o.ContentType
 	if u.o.Type == Multipart {
-		body, ctype = multipartBody(u.o.Metadata, u.o.ContentType, media)
+		body, ctype = multipartBody(meta, u.o.ContentType, media)
 	}
 	for {
 		if _, err := u.pausePoint(ctx); err != nil {
@@ -482,8 +540,11 @@ func (u *Upload) runSingle(ctx Context) (*Result, error) {
 		u.setState(StateUploading)
 		req := &Request{Method: u.o.Method, URL: url, Header: u.headersFor(url), Body: body}
 		req.Header.Set("Content-Type", ctype)
-		if u.hash != nil {
-			req.Header.Set("X-Goog-Hash", u.hash.header())
+		if u.sum != nil {
+			req.hashed = &sums
+			if u.o.Type == Media {
+				req.Header.Set("X-Goog-Hash", sums.header())
+			}
 		}
 		// A single request is never offered to be counted (Request.OnSent): one of "auto" is
 		// short by its choice, and a counted body costs the page a stream it feeds piece by

@@ -3,9 +3,6 @@
 package jsbridge
 
 import (
-	"encoding/base64"
-	"encoding/binary"
-	"hash/crc32"
 	"runtime"
 	"strconv"
 	"strings"
@@ -326,38 +323,55 @@ func TestUploadKeepsGoMemorySmall(t *testing.T) {
 	}
 }
 
-// With a checksum, each chunk is read once through host.read and hashed; the final request
-// states X-Goog-Hash.
+// With a checksum, the host is asked to hash the source as the upload starts (host.hash), and
+// for the hashes before the request that completes the object (host.digest), which states them
+// in X-Goog-Hash; the final metadata is compared with them. By default (no checksum option) a
+// Cloud Storage upload path asks for crc32c, and checksum: false for none.
 func TestAPIChecksum(t *testing.T) {
 	base := liveFuncs.Load()
 	data := randomBytes(3*262144 + 11)
-	sum := crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))
-	crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
-	// The server states the crc32c of what it holds in the final metadata.
-	h := fakeHost(t, resumable(`(c) => /\/`+strconv.Itoa(len(data))+`$/.test(c.headers["content-range"] ?? "") && c.end === `+
-		strconv.Itoa(len(data))+` ? { kind: "ok", status: 200, body: '{"crc32c":"`+crc+`"}' } : null`))
-	id := start(h, blobOf(data, ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144, checksum: "crc32c"}`)
-	if end := ended(t, h, id); end.Get("type").String() != "done" {
-		t.Fatalf("failed: %s: %s", end.Get("code").String(), end.Get("message").String())
+	const crc = "AbCdEf=="
+	for _, tt := range []struct {
+		name, options, kinds, header string
+	}{
+		{"crc32c", `{url: "https://up.example/u", chunkSize: 262144, checksum: "crc32c"}`, "crc32c", "crc32c=" + crc},
+		{"both", `{url: "https://up.example/u", chunkSize: 262144, checksum: "both"}`, "both", "crc32c=" + crc + ",md5=MMMM"},
+		{"the default, to Cloud Storage", `{url: "https://up.example/upload/storage/v1/b/bkt/o?name=x", chunkSize: 262144}`, "crc32c", "crc32c=" + crc},
+		{"the default, elsewhere", `{url: "https://up.example/u", chunkSize: 262144}`, "", ""},
+		{"off", `{url: "https://up.example/upload/storage/v1/b/bkt/o?name=x", chunkSize: 262144, checksum: false}`, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := fakeHost(t, resumable(`(c) => /\/`+strconv.Itoa(len(data))+`$/.test(c.headers["content-range"] ?? "") && c.end === `+
+				strconv.Itoa(len(data))+` ? { kind: "ok", status: 200, body: '{"crc32c":"`+crc+`","md5Hash":"MMMM"}' } : null`))
+			h.Set("sums", js.Global().Get("JSON").Call("parse", `{"crc32c":"`+crc+`","md5":"MMMM"}`))
+			id := start(h, blobOf(data, ""), js.Null(), tt.options)
+			if end := ended(t, h, id); end.Get("type").String() != "done" {
+				t.Fatalf("failed: %s: %s", end.Get("code").String(), end.Get("message").String())
+			}
+			hashes, digests := h.Get("hashes"), h.Get("digests")
+			if tt.kinds == "" {
+				if hashes.Length() != 0 || digests.Length() != 0 {
+					t.Fatalf("hashed without a checksum: %v %v", js.Global().Get("JSON").Call("stringify", hashes), js.Global().Get("JSON").Call("stringify", digests))
+				}
+			} else if hashes.Length() != 1 || hashes.Index(0).Get("kinds").String() != tt.kinds ||
+				digests.Length() == 0 || digests.Index(0).Get("n").Int() != len(data) {
+				t.Fatalf("hashes %v, digests %v: want one hash of %s and digests of %d bytes", js.Global().Get("JSON").Call("stringify", hashes),
+					js.Global().Get("JSON").Call("stringify", digests), tt.kinds, len(data))
+			}
+			sends := sendsOf(h, id)
+			for i, s := range sends {
+				got := s.Get("headers").Get("x-goog-hash")
+				if want := tt.header; i < len(sends)-1 || want == "" {
+					if !got.IsUndefined() {
+						t.Errorf("request %d states X-Goog-Hash %v", i, got)
+					}
+				} else if got.String() != want {
+					t.Errorf("X-Goog-Hash %v, want %q", got, want)
+				}
+			}
+			letGo(t, h, base)
+		})
 	}
-	reads := h.Get("reads")
-	var covered int
-	for i := 0; i < reads.Length(); i++ {
-		r := reads.Index(i)
-		if r.Get("start").Int() != covered {
-			t.Fatalf("reads: %v", js.Global().Get("JSON").Call("stringify", reads))
-		}
-		covered = r.Get("end").Int()
-	}
-	if covered != len(data) {
-		t.Fatalf("read %d bytes of %d", covered, len(data))
-	}
-	want := "crc32c=" + crc
-	sends := sendsOf(h, id)
-	if got := sends[len(sends)-1].Get("headers").Get("x-goog-hash").String(); got != want {
-		t.Fatalf("X-Goog-Hash %q, want %q", got, want)
-	}
-	letGo(t, h, base)
 }
 
 // An answer of a shape the host never gives ends the upload as a protocol error at once: a

@@ -51,10 +51,10 @@
 //     callbacks, signal listener and engine once its last event is dispatched.
 //   - What Go receives: the host's answers arrive as arguments of a callback, and Go turns
 //     them into Go strings and numbers inside the call (conn.deliver; a request's answer is
-//     one string, one value to cross instead of an object of seven); a chunk's bytes for a
-//     checksum arrive as a Uint8Array, copied into Go inside the call, after which the host
-//     detaches its buffer, so the js.Value Go still references holds no bytes. The options
-//     copy is Go's to keep: it holds no Blob and nothing of the caller's.
+//     one string, one value to cross instead of an object of seven). No byte of the file enters
+//     Go: for a checksum the host hashes the source beside the upload and answers with the
+//     hashes (docs/protocol.md section 9). The options copy is Go's to keep: it holds no Blob
+//     and nothing of the caller's.
 //   - js.Func values: the api's five functions live as long as the module. Each upload has one
 //     callback, which every answer of the host comes through, released when its end has been
 //     reported (conn.close); by then no call is pending, except a getHeaders that never

@@ -45,13 +45,14 @@ func blobOf(b []byte, typ string) js.Value {
 // records every call:
 //
 //	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, session, timeoutMs, sent}]
-//	h.reads     [{id, start, end}]     h.aborts  [id]     h.events  [{id, type, ...fields}]
+//	h.hashes    [{id, kinds}]          h.digests [{id, n}]  (answered with h.sums: {crc32c, md5})
+//	h.aborts    [id]                   h.events  [{id, type, ...fields}]
 //	h.open(id, {blob, sink, getHeaders}) as the loader does; h.size: the entries open
 //	h.pending:  answers handed to the host and not given yet
 func fakeHost(t *testing.T, respond js.Value) js.Value {
 	t.Helper()
 	h := jsFunc("respond", `const entries = new Map();
-	const h = { sends: [], reads: [], aborts: [], events: [], pending: 0 };
+	const h = { sends: [], hashes: [], digests: [], sums: { crc32c: "", md5: "" }, aborts: [], events: [], pending: 0 };
 	const wire = (a) => ["ok", a.status, a.range, a.location, a.override, a.retryAfter, a.body].map((v) => v ?? "").join("\n");
 	const later = (id, e, answer, a) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) answer(a) }, 0) };
 	h.open = (id, entry) => entries.set(id, { ...entry });
@@ -67,12 +68,8 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 		Promise.resolve(respond(call)).then((a) => { if (a && e.answer) e.answer(a) });
 	};
 	h.abort = (id) => { h.aborts.push(id); entries.get(id)?.answer?.({ kind: "fetch", name: "AbortError", message: "aborted" }) };
-	h.read = (id, { start, end }, answer) => {
-		const e = entries.get(id);
-		h.reads.push({ id, start, end });
-		h.pending++;
-		e.blob.slice(start, end).arrayBuffer().then((b) => { h.pending--; if (entries.get(id) === e) answer({ kind: "ok", bytes: new Uint8Array(b) }) });
-	};
+	h.hash = (id, kinds) => h.hashes.push({ id, kinds });
+	h.digest = (id, n, answer) => { h.digests.push({ id, n }); later(id, entries.get(id), answer, { kind: "ok", ...h.sums }) };
 	h.headers = (id, answer) => {
 		const e = entries.get(id);
 		Promise.resolve().then(() => e.getHeaders()).then(

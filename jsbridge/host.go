@@ -61,7 +61,6 @@ type conn struct {
 	answers chan answer // the callback sends how the host answered; buffer of one
 	reply   js.Func     // the callback every call of the host answers through
 	made    bool        // the callback is not released yet
-	dst     []byte      // where an answer's bytes (host.read) are copied
 	url     string      // the last URL sent, and its JS string: a session's chunks all go to
 	urlv    js.Value    // one URL, so it is converted once
 	// sent is the callback through which the host tells how much of a body the network has
@@ -82,7 +81,8 @@ type answer struct {
 	after   string
 	body    string
 	follow  bool        // send "redirect": a body-less request followed a Location
-	n       int64       // pull: the bytes ready; read: the bytes copied into dst
+	n       int64       // pull: the bytes ready
+	sums    core.Sums   // digest: the hashes
 	headers core.Header // headers: what getHeaders gave
 	name    string      // a failure's error name and message; "bad": its reason
 	message string
@@ -94,9 +94,8 @@ func newConn(id int) *conn {
 	return c
 }
 
-// deliver reads an answer's fields into Go values, inside the call (a read's bytes are copied
-// while the host still holds them: it detaches their buffer as soon as this returns), and
-// hands the answer to the goroutine waiting.
+// deliver reads an answer's fields into Go values, inside the call, and hands the answer to the
+// goroutine waiting.
 func (c *conn) deliver(v js.Value) {
 	if v.Type() == js.TypeString { // send's "ok": its fields as lines, the body the rest
 		c.hand(sendAnswer(v.String()))
@@ -117,8 +116,8 @@ func (c *conn) deliver(v js.Value) {
 	a := answer{kind: str("kind")}
 	switch a.kind {
 	case "ok":
-		if b := v.Get("bytes"); b.Type() == js.TypeObject && c.dst != nil { // read
-			a.n = int64(js.CopyBytesToGo(c.dst, b))
+		if crc := v.Get("crc32c"); crc.Type() == js.TypeString { // digest
+			a.sums = core.Sums{CRC32C: crc.String(), MD5: str("md5")}
 		} else if h := v.Get("headers"); h.Type() == js.TypeObject { // headers
 			a.headers = headersOf(h)
 		} else { // pull
@@ -381,8 +380,8 @@ func bodyOf(pieces []core.Piece) (pre string, start, end int64, post string, err
 
 // Source is the core.Source of an upload's Blob, which only the host holds: its pieces are
 // byte ranges (the host slices the Blob when it sends them; slicing reads no bytes,
-// docs/protocol.md section 6), so the file's bytes never enter Go's memory, unless a checksum was
-// asked for: then core reads each chunk once, through RangePiece.Read.
+// docs/protocol.md section 6), so the file's bytes never enter Go's memory. For a checksum the
+// host hashes them beside the upload (Hash; docs/protocol.md section 9).
 //
 // A size below zero is a ReadableStream's source, of unknown length: the host reads the
 // stream into pieces it keeps until the server has confirmed them (web/js/src/engine/stream.js),
@@ -444,31 +443,38 @@ type RangePiece struct {
 // Len returns the piece's length in bytes.
 func (p RangePiece) Len() int64 { return p.end - p.start }
 
-// Read reads the piece's bytes into Go memory through host.read, for a checksum: core calls
-// it once per chunk, and only when a checksum was asked for. The host reads the Blob's slice
-// (a prompt, local read), so Read waits for it even when ctx ends.
-func (p RangePiece) Read(ctx core.Context) ([]byte, error) {
-	c := p.c
-	c.dst = make([]byte, p.Len())
-	defer func() { c.dst = nil }()
-	if err := try(func() {
-		host.Call("read", c.id, map[string]any{"start": float64(p.start), "end": float64(p.end)}, c.reply)
-	}); err != nil {
+// Hash has the host hash the source's bytes from byte 0 beside the upload (core.HashingSource;
+// host.hash): a Blob's as fast as the host can read it, a stream's as it is read. The host
+// keeps the hashes' state; Sum asks for them.
+func (s *Source) Hash(crc32c, md5 bool) (core.Hasher, error) {
+	kinds := "crc32c"
+	switch {
+	case crc32c && md5:
+		kinds = "both"
+	case md5:
+		kinds = "md5"
+	}
+	if err := try(func() { host.Call("hash", s.c.id, kinds) }); err != nil {
 		return nil, err
 	}
-	a := <-c.answers
+	return s, nil
+}
+
+// Sum waits until the host has hashed the source's bytes [0, n) (host.digest) and returns the
+// hashes: {kind: "ok", crc32c, md5} (base64, "" where not asked), or "source" where the
+// source could not be read. The host reads a File promptly, so Sum waits for it even when
+// ctx ends; a stream's end is already read when core asks.
+func (s *Source) Sum(ctx core.Context, n int64) (core.Sums, error) {
+	a, err := s.c.ask(ctx, false, "digest", float64(n))
 	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
+	case err != nil:
+		return core.Sums{}, err
 	case a.kind == "source":
-		return nil, &core.SourceError{Err: a.err()}
+		return core.Sums{}, &core.SourceError{Err: a.err()}
 	case a.kind != "ok":
-		return nil, a.err()
-	case a.n != p.Len():
-		// Fewer bytes than the File had: it shrank on disk (Firefox reads what is there now).
-		return nil, &core.SourceError{Err: errors.New("the file changed on disk during the upload (a read came back short)")}
+		return core.Sums{}, a.err()
 	}
-	return c.dst, nil
+	return a.sums, nil
 }
 
 // headers calls the caller's getHeaders through host.headers. Core calls it from its own

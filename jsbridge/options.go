@@ -313,9 +313,13 @@ func retry(v js.Value) (*core.RetryPolicy, error) {
 	return &p, nil
 }
 
-// checksum converts checksum: false (or absent) is none, a string is core's to check.
+// checksum converts checksum: absent is core's default (ChecksumAuto: CRC32C for Cloud
+// Storage), false is none, a string is core's to check.
 func checksum(v js.Value) (core.Checksum, error) {
-	if !set(v) || (v.Type() == js.TypeBoolean && !v.Bool()) {
+	if !set(v) {
+		return core.ChecksumAuto, nil
+	}
+	if v.Type() == js.TypeBoolean && !v.Bool() {
 		return core.NoChecksum, nil
 	}
 	if v.Type() != js.TypeString {

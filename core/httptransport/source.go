@@ -31,16 +31,6 @@ func (p section) Len() int64 { return p.Size() }
 
 func (p section) NewReader() io.Reader { return io.NewSectionReader(p.SectionReader, 0, p.Size()) }
 
-// Read reads the piece's bytes, for a checksum.
-func (p section) Read(core.Context) ([]byte, error) {
-	b := make([]byte, p.Size())
-	n, err := p.ReadAt(b, 0)
-	if n == len(b) {
-		err = nil // io.ReaderAt may say io.EOF along with a full read at the end
-	}
-	return b, err
-}
-
 // Reader returns a core.Source over a stream of unknown length: the upload states its total
 // only with the last chunk (docs/protocol.md section 3). It keeps in memory the bytes the server has
 // not confirmed yet, at most a chunk and a half or so; a server that asks again for bytes
@@ -49,10 +39,11 @@ func (p section) Read(core.Context) ([]byte, error) {
 func Reader(r io.Reader) core.Source { return &streamSource{r: r} }
 
 type streamSource struct {
-	r    io.Reader
-	base int64  // the stream offset of buf[0]
-	buf  []byte // bytes read, from base on
-	eof  bool
+	r      io.Reader
+	base   int64  // the stream offset of buf[0]
+	buf    []byte // bytes read, from base on
+	eof    bool
+	digest *digest // with a checksum: hashes every byte as it is read (hash.go)
 }
 
 func (s *streamSource) Size() int64 { return -1 }
@@ -72,6 +63,9 @@ func (s *streamSource) Slice(start, end int64) (core.Piece, error) {
 		chunk := make([]byte, want)
 		n, err := io.ReadFull(s.r, chunk)
 		s.buf = append(s.buf, chunk[:n]...)
+		if s.digest != nil {
+			s.digest.write(chunk[:n])
+		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			s.eof = true
 		} else if err != nil {
@@ -89,5 +83,5 @@ func (b bytesPiece) Len() int64 { return int64(len(b)) }
 
 func (b bytesPiece) NewReader() io.Reader { return bytes.NewReader(b) }
 
-// Read returns the piece's bytes, for a checksum.
-func (b bytesPiece) Read(core.Context) ([]byte, error) { return b, nil }
+// errShortHash is a source that ended before the length the upload states.
+var errShortHash = errors.New("httptransport: the source ended before every byte was hashed")

@@ -44,7 +44,7 @@ const goGlue = {
   },
 };
 
-const banner = `/*! mediaupload — MIT licence. Includes wasm_exec.js of Go (BSD-3-Clause, Copyright The Go Authors). */`;
+const banner = `/*! mediaupload — MIT licence. Includes wasm_exec.js of Go (BSD-3-Clause, Copyright The Go Authors) and hash-wasm (MIT, Copyright Dani Biró): THIRD_PARTY_NOTICES. */`;
 const common = {
   entryPoints: [join(here, "src/index.js")],
   bundle: true,

@@ -30,9 +30,12 @@
 // enforced): a non-final chunk whose length is not a multiple of 262144, a
 // chunk that starts past the stored offset, a total that conflicts with an
 // earlier one or with X-Upload-Content-Length, a Content-Length that disagrees
-// with the range, a malformed Content-Range or multipart body, and an
-// X-Goog-Hash (crc32c, md5) that does not match the completed object all get
-// 400, and leave the session as it was. Bytes before the stored offset are
+// with the range, a malformed Content-Range or multipart body, and a hash that
+// does not match the completed object (X-Goog-Hash's crc32c or md5, or the
+// metadata's crc32c or md5Hash, where the JSON API takes a multipart upload's
+// or a session's) all get 400, and leave the session as it was; a hash's is
+// in Cloud Storage's words (Provided CRC32C "…" doesn't match calculated
+// CRC32C "…".). Bytes before the stored offset are
 // skipped (stored once, compared with nothing). Unknown session ids get 404.
 // The bytes that arrived of a chunk whose body was cut off (the client aborted it, the
 // connection broke) are kept, as Google's servers keep them (section 4), unless the chunk
@@ -99,6 +102,9 @@
 // its stream instead (the handler panics with http.ErrAbortHandler, net/http sends
 // RST_STREAM), which a browser reports as a network error just the same, while the
 // connection goes on carrying the other requests.
+//
+// A corrupt fault changes one byte of the request's body on its way in (a faulty link or
+// proxy) and processes it: only the hashes a client states let the server tell.
 //
 // A stall fault reads the body and then holds the request unanswered until the client
 // gives up on it (a client without a timeout of its own hangs there for ever); nothing is

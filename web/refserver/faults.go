@@ -23,6 +23,7 @@ const (
 	ActionRedirect     = "redirect"     // 308 with a Location (to /redirected/…) and a Range: what fetch must not follow
 	ActionStall        = "stall"        // hold the request unanswered (AfterBytes read at once, the rest drained) until the client gives up
 	ActionCutBody      = "cutbody"      // process the request, but send the first half of its answer's body only (a whole answer, its JSON cut off)
+	ActionCorrupt      = "corrupt"      // process the request with one byte of its body changed (AfterBytes: which; 0: the middle one)
 )
 
 // Rule is one scripted fault. Its JSON form is the one of POST /_ref/faults.
@@ -41,7 +42,8 @@ type Rule struct {
 	// AfterBytes is how many body bytes ActionClose reads before dropping
 	// the connection. When the body ends within them, the request is
 	// processed (stored) and only the answer is lost. ActionStall reads as
-	// many, drains the rest and holds the request unanswered.
+	// many, drains the rest and holds the request unanswered. ActionCorrupt
+	// changes the byte at this offset of the body (0: the body's middle byte).
 	AfterBytes int64 `json:"afterBytes,omitempty"`
 	// Keep is how many bytes of the chunk ActionKeep stores.
 	Keep int64 `json:"keep,omitempty"`
@@ -151,7 +153,7 @@ func validRule(r Rule) error {
 		if r.Status != 0 && (r.Status < 400 || r.Status > 599) {
 			return fmt.Errorf("refserver: fault status %d is not 4xx or 5xx", r.Status)
 		}
-	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit, ActionRedirect, ActionStall, ActionCutBody:
+	case ActionClose, ActionKeep, ActionExpire, ActionGone, ActionUnauthorized, ActionRateLimit, ActionRedirect, ActionStall, ActionCutBody, ActionCorrupt:
 	default:
 		return fmt.Errorf("refserver: unknown fault action %q", r.Action)
 	}
@@ -358,6 +360,18 @@ func (f *faultInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ActionKeep:
 		f.next.ServeHTTP(w, r.WithContext(withKeep(r.Context(), ft.keep)))
 		return
+	case ActionCorrupt:
+		// The bytes that arrive differ from those sent, by one: a faulty link, proxy or
+		// memory on the way. Only the hashes a client states can tell (docs/protocol.md
+		// section 9): without them the object is stored as received.
+		at := ft.afterBytes
+		if at == 0 {
+			at = max(r.ContentLength, 0) / 2
+		}
+		r2 := r.Clone(r.Context())
+		r2.Body = &flipReader{ReadCloser: r.Body, at: at}
+		f.next.ServeHTTP(w, r2)
+		return
 	case ActionCutBody:
 		// The request is processed (a final chunk completes the object); its answer goes out
 		// whole as HTTP, but with half its body: JSON a proxy or a broken server cut off.
@@ -450,4 +464,19 @@ func (b *bodyBuffer) WriteHeader(status int) {
 func (b *bodyBuffer) Write(p []byte) (int, error) {
 	b.WriteHeader(http.StatusOK)
 	return b.body.Write(p)
+}
+
+// flipReader reads a body with its byte at offset at changed (ActionCorrupt).
+type flipReader struct {
+	io.ReadCloser
+	at, n int64 // the byte to change; the bytes read so far
+}
+
+func (f *flipReader) Read(p []byte) (int, error) {
+	k, err := f.ReadCloser.Read(p)
+	if i := f.at - f.n; i >= 0 && i < int64(k) {
+		p[i] ^= 0xff
+	}
+	f.n += int64(k)
+	return k, err
 }

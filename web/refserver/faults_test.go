@@ -467,6 +467,39 @@ func TestFaultCutBody(t *testing.T) {
 	}
 }
 
+// corrupt: one byte of the body changes on its way in. Without a hash stated, the object is
+// stored as received; with X-Goog-Hash on the last chunk, the server refuses it in Cloud
+// Storage's words and stores nothing.
+func TestFaultCorrupt(t *testing.T) {
+	s := newTestServer(t, Options{})
+	data := testData(2*K + 10)
+	md5b, crcb := sums(data)
+	s.faults(t, Rule{On: KindChunk, Action: ActionCorrupt, AfterBytes: 7})
+	loc := s.start(t, "POST", "&name=bare", nil)
+	if a := s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data)))); a.status != 201 {
+		t.Fatalf("without a hash: %d %s, want 201", a.status, a.body)
+	}
+	_, got, _ := s.Object("bare")
+	want := bytes.Clone(data)
+	want[7] ^= 0xff
+	if !bytes.Equal(got, want) {
+		t.Fatalf("stored %d bytes, not the data with byte 7 changed", len(got))
+	}
+
+	s.faults(t, Rule{On: KindChunk, Action: ActionCorrupt, Skip: 1}) // the second chunk's middle byte
+	loc = s.start(t, "POST", "&name=hashed", nil)
+	if a := s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*")); a.status != 308 {
+		t.Fatalf("first chunk: %d", a.status)
+	}
+	a := s.do(t, "PUT", loc, data[K:], "Content-Range: "+cr(K, len(data)-1, strconv.Itoa(len(data))), "X-Goog-Hash: crc32c="+crcb+",md5="+md5b)
+	if a.status != 400 || !strings.Contains(string(a.body), "doesn't match calculated CRC32C") {
+		t.Fatalf("a changed byte with X-Goog-Hash: %d %s, want 400 in Cloud Storage's words", a.status, a.body)
+	}
+	if _, _, ok := s.Object("hashed"); ok {
+		t.Error("the refused object was stored")
+	}
+}
+
 // A status fault in Google's JSON form, with the caller's message and reason.
 func TestFaultStatusGoogleJSON(t *testing.T) {
 	s := newTestServer(t, Options{})

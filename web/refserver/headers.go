@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -109,11 +110,14 @@ func (c *checksums) CRC32C() string {
 	return base64.StdEncoding.EncodeToString(b[:])
 }
 
-// checkGoogHash compares an X-Goog-Hash header ("crc32c=...,md5=...", possibly
-// several header lines) with the computed checksums. Unknown algorithms are
-// ignored; a malformed entry or a mismatch is an error.
-func checkGoogHash(values []string, c *checksums) error {
-	for _, v := range values {
+// checkHashes compares the hashes a client stated for the object, in X-Goog-Hash
+// ("crc32c=...,md5=...", possibly several header lines) and in its metadata ("crc32c",
+// "md5Hash": where the JSON API takes them), with the computed checksums, as Cloud Storage does
+// when the object is completed (docs/protocol.md section 9). Unknown algorithms are ignored; a
+// malformed entry or a mismatch is an error, in Cloud Storage's words.
+func checkHashes(header []string, meta json.RawMessage, c *checksums) error {
+	var stated []struct{ alg, sum string }
+	for _, v := range header {
 		for item := range strings.SplitSeq(v, ",") {
 			item = strings.TrimSpace(item)
 			if item == "" {
@@ -123,17 +127,32 @@ func checkGoogHash(values []string, c *checksums) error {
 			if !ok || sum == "" {
 				return fmt.Errorf("refserver: malformed x-goog-hash entry %q", item)
 			}
-			var want string
-			switch strings.ToLower(alg) {
-			case "crc32c":
-				want = c.CRC32C()
-			case "md5":
-				want = c.MD5()
-			default:
-				continue
+			stated = append(stated, struct{ alg, sum string }{strings.ToLower(alg), sum})
+		}
+	}
+	if len(meta) > 0 {
+		var m struct {
+			CRC32C  *string `json:"crc32c"`
+			MD5Hash *string `json:"md5Hash"`
+		}
+		if json.Unmarshal(meta, &m) == nil {
+			if m.CRC32C != nil {
+				stated = append(stated, struct{ alg, sum string }{"crc32c", *m.CRC32C})
 			}
-			if sum != want {
-				return fmt.Errorf("refserver: x-goog-hash %s=%s does not match the data (%s)", alg, sum, want)
+			if m.MD5Hash != nil {
+				stated = append(stated, struct{ alg, sum string }{"md5", *m.MD5Hash})
+			}
+		}
+	}
+	for _, h := range stated {
+		switch h.alg {
+		case "crc32c":
+			if want := c.CRC32C(); h.sum != want {
+				return fmt.Errorf("Provided CRC32C %q doesn't match calculated CRC32C %q.", h.sum, want)
+			}
+		case "md5":
+			if want := c.MD5(); h.sum != want {
+				return fmt.Errorf("Provided MD5 hash %q doesn't match calculated MD5 hash %q.", h.sum, want)
 			}
 		}
 	}

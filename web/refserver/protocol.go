@@ -440,11 +440,12 @@ func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *sessi
 	h.incomplete(w, r, stored)
 }
 
-// complete appends the last bytes, checks X-Goog-Hash and stores the object,
+// complete appends the last bytes, checks the hashes the client stated (X-Goog-Hash, the
+// session's metadata) and stores the object,
 // under s.mu; sum holds the checksums of the stored bytes and fresh. On a failure it answers,
 // leaves the session as it was and returns false.
 func (h uploadHandler) complete(w http.ResponseWriter, r *http.Request, sess *session, fresh []byte, total int64, sum *checksums) bool {
-	if err := checkGoogHash(r.Header.Values("X-Goog-Hash"), sum); err != nil {
+	if err := checkHashes(r.Header.Values("X-Goog-Hash"), sess.meta, sum); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return false
 	}
@@ -520,7 +521,8 @@ func (h uploadHandler) multipart(w http.ResponseWriter, r *http.Request) {
 	h.store(w, r, metaType, meta, mediaType, media)
 }
 
-// store checks X-Goog-Hash and stores the object of a media or multipart
+// store checks the hashes the client stated (X-Goog-Hash, a multipart upload's metadata) and
+// stores the object of a media or multipart
 // upload, answering 200 with its JSON (docs/protocol.md section 1).
 func (h uploadHandler) store(w http.ResponseWriter, r *http.Request, metaType string, meta json.RawMessage, mediaType string, data []byte) {
 	var metaName string
@@ -529,7 +531,7 @@ func (h uploadHandler) store(w http.ResponseWriter, r *http.Request, metaType st
 	}
 	sum := newChecksums()
 	sum.Write(data)
-	if err := checkGoogHash(r.Header.Values("X-Goog-Hash"), sum); err != nil {
+	if err := checkHashes(r.Header.Values("X-Goog-Hash"), meta, sum); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}

@@ -395,6 +395,21 @@ func TestGoogHash(t *testing.T) {
 	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m3", data, "X-Goog-Hash: crc32c"); a.status != 400 {
 		t.Errorf("malformed hash: status %d, want 400", a.status)
 	}
+	// The JSON API takes a multipart upload's hashes in its metadata, and refuses in Cloud
+	// Storage's words (docs/protocol.md section 9).
+	wrongMeta := multipartBody("b1", `{"crc32c":"`+badCRC+`"}`, "text/plain", data)
+	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p3", wrongMeta, mpType); a.status != 400 ||
+		!strings.Contains(string(a.body), `Provided CRC32C \"`+badCRC+`\" doesn't match calculated CRC32C \"`+crcb+`\".`) {
+		t.Errorf("multipart with a wrong crc32c in its metadata: %d %s, want 400 in Cloud Storage's words", a.status, a.body)
+	}
+	rightMeta := multipartBody("b1", `{"crc32c":"`+crcb+`","md5Hash":"`+md5b+`"}`, "text/plain", data)
+	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p4", rightMeta, mpType); a.status != 200 {
+		t.Errorf("multipart with the right hashes in its metadata: %d %s, want 200", a.status, a.body)
+	}
+	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m4", data, "X-Goog-Hash: md5="+badCRC+"AAAAAAAAAAAAAA"); a.status != 400 ||
+		!strings.Contains(string(a.body), "doesn't match calculated MD5 hash") {
+		t.Errorf("media with a wrong md5: %d %s, want 400 in Cloud Storage's words", a.status, a.body)
+	}
 
 	loc := s.start(t, "POST", "&name=r1", nil)
 	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"), bad) // not final: not checked
@@ -423,7 +438,7 @@ func TestGoogHash(t *testing.T) {
 	for _, o := range s.Objects() {
 		names[o.Name] = true
 	}
-	want := map[string]bool{"m2": true, "p2": true, "r1": true, "r2": true}
+	want := map[string]bool{"m2": true, "p2": true, "p4": true, "r1": true, "r2": true}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("stored objects %v, want %v (none with a wrong hash)", names, want)
 	}

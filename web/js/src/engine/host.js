@@ -31,8 +31,11 @@
 //       {kind: "fetch" | "offline" | "stall" | "source" | "error", name, message}: no answer:
 //       fetch rejected, while the browser said it was offline, unanswered in time, because
 //       the File can no longer be read (no retry can mend that), or another failure
-//   read(id, {start, end}, answer)    {kind: "ok", bytes} (a Uint8Array whose buffer is
-//                                     detached once answer returns: Go has copied it)
+//   hash(id, kinds)                   starts hashing the source from byte 0 (kinds: "crc32c",
+//                                     "md5" or "both"; hash.js): a Blob read ahead of the
+//                                     chunks, a stream's bytes as pull reads them. No answer
+//   digest(id, n, answer)             once bytes [0, n) are hashed: {kind: "ok", crc32c, md5}
+//                                     (base64, "" where not asked)
 //                                     | {kind: "source" | "error", name, message}
 //   pull(id, {start, end}, answer)    a stream's source (stream.js): reads up to end, keeps
 //                                     [start, …): {kind: "ok", n} | {kind: "notkept"}
@@ -62,6 +65,7 @@
 import { callSafely } from "../events.js";
 import { carriedTo, countable, countedBody, noStreams, wholeAgain } from "./counted.js";
 import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
+import { Hashing } from "./hash.js";
 import { NotKeptError } from "./stream.js";
 
 // The fields of each report (see report above), in the order the Go side passes them.
@@ -173,7 +177,7 @@ async function readAnswer(res, session) {
 }
 
 export function createHost() {
-  const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause }
+  const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause, hashing, pulled }
 
   // Answers only while the entry is open: after the upload's end the Go side may have released
   // its callback.
@@ -197,6 +201,7 @@ export function createHost() {
     e.ac?.abort();
     if (e.online) globalThis.removeEventListener("online", e.online);
     e.stream?.close(reason);
+    e.hashing?.stop();
     return e;
   };
 
@@ -309,6 +314,13 @@ export function createHost() {
           });
       };
 
+      // The File could not be read for its checksum (hash.js): the source's failure, before
+      // more bytes go.
+      const unhashable = e.hashing?.error && e.blob instanceof File ? unreadableFile(e.hashing.error) : null;
+      if (unhashable) {
+        finish();
+        return void queueMicrotask(() => sourceFailed(unhashable));
+      }
       if (!watch) return void go();
       const moved = watch.moved();
       if (moved) {
@@ -345,34 +357,41 @@ export function createHost() {
     pull(id, { start, end: stop }, answer) {
       const e = entries.get(id);
       if (!e?.stream) return void answer({ kind: "error", name: "Error", message: "no such stream upload" });
-      e.stream.pull(start, stop).then(
-        (n) => reply(id, e, answer, { kind: "ok", n }),
-        (err) => {
-          if (err instanceof NotKeptError) return void reply(id, e, answer, { kind: "notkept" });
-          e.cause = err; // the cause of the source_error
-          reply(id, e, answer, failed("source", err));
-        },
-      );
+      // With a checksum, the bytes a pull read are hashed before the next pull may let them go
+      // (the server holds them): each pull waits for the hashing of the one before.
+      (e.pulled ?? Promise.resolve())
+        .then(() => e.stream.pull(start, stop))
+        .then(
+          (n) => {
+            const h = e.hashing;
+            if (h && start + n > h.at) e.pulled = e.stream.body(h.at, start + n).arrayBuffer().then((buf) => h.add(new Uint8Array(buf)));
+            reply(id, e, answer, { kind: "ok", n });
+          },
+          (err) => {
+            if (err instanceof NotKeptError) return void reply(id, e, answer, { kind: "notkept" });
+            e.cause = err; // the cause of the source_error
+            reply(id, e, answer, failed("source", err));
+          },
+        );
     },
 
-    read(id, { start, end: stop }, answer) {
+    hash(id, kinds) {
       const e = entries.get(id);
-      if (!e) return void answer(noSuchUpload);
-      (e.stream ? e.stream.bytes(start, stop) : e.blob.slice(start, stop).arrayBuffer()).then(
-        (buf) => {
-          try {
-            reply(id, e, answer, { kind: "ok", bytes: new Uint8Array(buf) });
-          } finally {
-            // Go has copied the bytes: detach the buffer, so that the reference Go keeps until
-            // its collector runs holds nothing.
-            detach(buf);
-          }
-        },
+      if (!e || e.hashing) return;
+      e.hashing = new Hashing(kinds === "both" ? ["crc32c", "md5"] : [kinds]);
+      if (e.blob) e.hashing.readBlob(e.blob, (start, end) => readRange(e.blob, start, end));
+    },
+
+    digest(id, n, answer) {
+      const e = entries.get(id);
+      if (!e?.hashing) return void answer(noSuchUpload);
+      e.hashing.sum(n).then(
+        ({ crc32c, md5 }) => reply(id, e, answer, { kind: "ok", crc32c, md5 }),
         (err) => {
           // A File that can no longer be read is the source's failure, not the module's.
           const gone = e.blob instanceof File ? unreadableFile(err) : null;
           e.cause = gone ?? err;
-          reply(id, e, answer, failed(gone ? "source" : "error", e.cause));
+          reply(id, e, answer, failed(gone || e.stream ? "source" : "error", e.cause));
         },
       );
     },
@@ -428,11 +447,16 @@ function headersAnswer(v) {
   }
 }
 
-function detach(buf) {
-  try {
-    if (typeof buf.transfer === "function") buf.transfer(0);
-    else structuredClone(buf, { transfer: [buf] });
-  } catch {
-    // nothing to do: the buffer goes when Go's reference does
+// Reads bytes [start, end) of a Blob for its checksum. A Blob made in memory can fail a read for
+// a moment in Chromium (docs/protocol.md section 6): read again, twice, before giving up. A
+// File that fails stays failed (it changed on disk): its error goes at once.
+async function readRange(blob, start, end) {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await blob.slice(start, end).arrayBuffer();
+    } catch (err) {
+      if (blob instanceof File || tries >= 2) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 }

@@ -1,7 +1,7 @@
 // Worker mode's ReadableStream where the browser cannot transfer one (WebKit: postMessage(stream,
 // [stream]) throws a DataCloneError): the page keeps the stream and reads it with a
 // StreamSource (stream.js), and the Worker's host gets a StreamRelay, a source with the
-// StreamSource's interface (pull, body, bytes, close) that asks the page by message. This is
+// StreamSource's interface (pull, body, close) that asks the page by message. This is
 // the Worker's half of that exchange; the page's half, and the feature test that picks it, are
 // in ../worker-engine.js, and worker.js carries the Worker's messages:
 //
@@ -18,7 +18,7 @@
 // A Blob crosses postMessage by structured clone, which copies no byte (the browser's blob
 // store holds them once, for both realms). The Worker keeps each Blob answered until a later
 // pull lets go of the bytes before its start (the server holds them), as the StreamSource
-// does on the page, so body() and bytes() are served from what the Worker holds and the Go
+// does on the page, so body() is served from what the Worker holds and the Go
 // side's calls keep their shape (body is synchronous). The page keeps nothing of a relayed
 // upload once it is closed, and the Worker nothing once its host closes the relay, which it
 // does when the upload settles.
@@ -86,15 +86,6 @@ export class StreamRelay {
       at = to;
     }
     return parts.length === 1 ? parts[0] : new Blob(parts);
-  }
-
-  /** The bytes [start, end) as an ArrayBuffer (a promise), for a checksum. */
-  bytes(start, end) {
-    try {
-      return this.body(start, end).arrayBuffer();
-    } catch (err) {
-      return Promise.reject(err);
-    }
   }
 
   /** Tells the page to close its source (which cancels the stream) and lets go of everything here. */

@@ -8,7 +8,6 @@
 //                     bytes ready from start. Then it reads the next chunk's worth ahead,
 //                     while this one is sent.
 //   body(start, end)  the bytes as a Blob, for fetch (the kept Blob, or slices of two)
-//   bytes(start, end) the bytes as an ArrayBuffer (a promise), for a checksum
 //   close(reason)     cancels the stream if it has not ended, and lets go of everything
 //
 // The pieces read (in any sizes) are copied, as they come, into one buffer per chunk, which
@@ -78,10 +77,6 @@ export class StreamSource {
       if (at >= end) break;
     }
     return parts.length === 1 ? parts[0] : new Blob(parts);
-  }
-
-  bytes(start, end) {
-    return this.body(start, end).arrayBuffer();
   }
 
   close(reason) {
