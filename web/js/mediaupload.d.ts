@@ -19,9 +19,11 @@ export interface LoadOptions {
    */
   wasmURL?: string | URL;
   /**
-   * Runs the module in a dedicated module Worker; the API is the same and getHeaders and every
-   * callback stay on the page. Where the Worker cannot start (a Content-Security-Policy that
-   * forbids workers, no module workers) load() rejects saying so; there is no silent fall-back.
+   * Where the module runs. Absent (the default): in a dedicated module Worker, off the page's
+   * main thread, and on the page where a Worker cannot start (a Content-Security-Policy that
+   * forbids workers, no module workers, the worker script not found). `true`: in the Worker,
+   * and load() rejects saying so where it cannot start. `false`: on the page. The API is the
+   * same either way; getHeaders and every callback run on the page. `mu.mode` says which.
    */
   worker?: boolean;
   /**
@@ -35,6 +37,8 @@ export interface LoadOptions {
 export interface MediaUpload {
   /** The module's version, "0.x.y". */
   readonly version: string;
+  /** Where the module runs: "worker" (a dedicated Worker, the default) or "page" (LoadOptions.worker). */
+  readonly mode: "worker" | "page";
   /**
    * Starts an upload at once. Never throws: bad arguments reject the upload's promise. A
    * ReadableStream of bytes is uploaded while it is still being made (a resumable upload of
@@ -335,7 +339,13 @@ export interface UploadSettings {
    * false: real 308s (in Firefox, read through a status query after each chunk).
    */
   noRedirect308?: boolean;
-  /** Hash while uploading, send X-Goog-Hash, compare with the final metadata's hashes. */
+  /**
+   * The hashes the server is given to check the bytes it received against: "crc32c", "md5" or
+   * "both", hashed from the file beside the upload, stated with the request that completes the
+   * object (X-Goog-Hash; a multipart upload's metadata) and compared with the final metadata's.
+   * Absent: "crc32c" for a Cloud Storage upload URL (.../upload/storage/v1/b/BUCKET/o, on any
+   * host, and its session URIs), none elsewhere. `false`: none.
+   */
   checksum?: Checksum;
   /** Aborting it aborts the upload; an already aborted signal rejects at once with "aborted". */
   signal?: AbortSignal;

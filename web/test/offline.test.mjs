@@ -20,6 +20,10 @@ test("offline for longer than the whole retry budget: the upload waits in offlin
   await ref.config({ link: { bitsPerSecond: 16_000_000, rttMs: 0 } });
   const p = await env.openPage();
   try {
+    // On the page (worker: false): playwright's offline emulation reaches the page's requests
+    // and navigator.onLine, not a Worker's (the engines tell Workers of offline spells as they
+    // tell pages, with WorkerNavigator.onLine and the Worker's online event).
+    await p.evaluate(() => T.load({ worker: false }));
     await p.evaluate((url) => {
       window.moved = false;
       window.result = T.run(T.file(4 * 1024 * 1024, 51, "o.bin"), {

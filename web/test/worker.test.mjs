@@ -24,13 +24,14 @@ const { test, unique } = useEnv((e) => {
   });
 });
 
-// A page whose module runs in a worker: T.load is made to pass { worker: true }.
-async function workerPage() {
+// A page whose module runs in a worker (or, with worker false, on the page): T.load is made to
+// pass { worker }.
+async function workerPage(worker = true) {
   const p = await env.openPage();
-  await p.evaluate(() => {
+  await p.evaluate((worker) => {
     const load = T.load.bind(T);
-    T.load = (options) => load({ ...options, worker: true });
-  });
+    T.load = (options) => load({ ...options, worker });
+  }, worker);
   return p;
 }
 
@@ -38,7 +39,7 @@ test("an upload in worker mode lands byte-exact, with the events of page mode in
   const names = [unique("page"), unique("worker")];
   const size = 3 * 262144 + 11;
   const shapes = [];
-  for (const [i, page] of [await env.openPage(), await workerPage()].entries()) {
+  for (const [i, page] of [await workerPage(false), await workerPage()].entries()) {
     try {
       const r = await page.evaluate(
         ({ url, size }) => T.run(T.file(size, 61, "w.bin"), { url, chunkSize: 262144, checksum: "crc32c" }),

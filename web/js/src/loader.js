@@ -13,7 +13,7 @@ import { startWorker, workerURLFor } from "./worker-engine.js";
 let loading = null; // the promise of the one instance, shared by every call of load
 
 /**
- * Instantiates the module once and resolves to `{ version, upload(blob, options) }`.
+ * Instantiates the module once and resolves to `{ version, mode, upload(blob, options), … }`.
  * Every call, concurrent ones included, gets the same object; the options of the first call win.
  * A failed load is forgotten, so a later call tries again.
  */
@@ -29,20 +29,35 @@ export async function load(options = {}) {
   return loading;
 }
 
+// Where the module runs (docs/api.md, "Where the module runs"): by default in a Worker, off the
+// page's main thread, so that no task of the module's holds the page (Go's runtime, its
+// collector, the hashing of a checksum, the engine's compiling of the wasm); on the page where
+// a Worker cannot start (a Content-Security-Policy that forbids it, a browser without module
+// workers, mediaupload.worker.js not where it was looked for). worker: true asks for the
+// Worker and fails where it cannot start; worker: false runs on the page.
 async function instantiate({ wasmURL, worker, workerURL }) {
   const url = wasmURLFor(wasmURL);
-  let version, engine;
-  if (worker) {
-    // Worker mode: the module runs in a dedicated Worker, the page keeps the Upload objects.
-    ({ version, engine } = await startWorker(workerURLFor(workerURL), url, wasmURL != null));
-  } else {
+  let version, engine, mode;
+  if (worker !== false) {
+    try {
+      ({ version, engine } = await startWorker(workerURLFor(workerURL), url, wasmURL != null));
+      mode = "worker";
+    } catch (err) {
+      // The default falls back to the page only where the Worker could not start at all: a
+      // module that failed to load in it (its wasm not there) would fail on the page too.
+      if (worker === true || !err?.workerNotStarted) throw err;
+    }
+  }
+  if (!engine) {
     const mod = await startModule(url, wasmURL != null);
     version = mod.api.version;
     engine = mainThreadEngine(mod);
+    mode = "page";
   }
   const upload = (source, options) => new Upload(engine, source, options);
   return Object.freeze({
     version,
+    mode,
     upload,
     unfinished: (options) => unfinished(engine, upload, options),
     queue: (options) => new UploadQueue(upload, options),

@@ -19,28 +19,30 @@ export function workerURLFor(workerURL) {
 /**
  * Starts the Worker and the module in it; resolves to { version, engine } once it is ready.
  * A Worker that cannot start (a Content-Security-Policy without worker-src for it, a browser
- * without module workers, a wrong workerURL) rejects with an error that says so: there is no
- * silent fall-back to the main thread, which the page chose against.
+ * without module workers, a wrong workerURL) rejects with an error that says so, marked
+ * `workerNotStarted` (the default load() then runs the module on the page); a module that
+ * fails to load in the Worker (its wasm not found, say) rejects with that failure.
  */
 export async function startWorker(workerURL, wasmURL, givenWasm) {
   const why =
     "worker mode could not start its Worker: the page's Content-Security-Policy may not allow it (worker-src), " +
     "the browser may lack module workers, or mediaupload.worker.js is not beside mediaupload.js (pass load({ workerURL })); " +
-    "load() without { worker: true } runs the module on the page";
+    "load({ worker: false }) runs the module on the page";
   let worker;
   try {
     worker = new Worker(workerURL, { type: "module", name: "mediaupload" });
   } catch (err) {
-    throw new Error(`mediaupload: ${why} (${err?.name ?? "Error"}: ${err?.message ?? err})`, { cause: err });
+    throw notStarted(new Error(`mediaupload: ${why} (${err?.name ?? "Error"}: ${err?.message ?? err})`, { cause: err }));
   }
   const version = await new Promise((resolve, reject) => {
-    const fail = (message, cause) => {
+    const fail = (message, cause, started = true) => {
       worker.terminate();
-      reject(new Error(`mediaupload: ${message}`, cause === undefined ? undefined : { cause }));
+      const err = new Error(`mediaupload: ${message}`, cause === undefined ? undefined : { cause });
+      reject(started ? err : notStarted(err));
     };
     worker.onerror = (e) => {
       e.preventDefault?.();
-      fail(`${why} (${e.message || "the Worker's script failed to load"})`);
+      fail(`${why} (${e.message || "the Worker's script failed to load"})`, undefined, false);
     };
     worker.onmessage = ({ data: m }) => {
       if (m.t === "ready") resolve(m.version);
@@ -51,11 +53,18 @@ export async function startWorker(workerURL, wasmURL, givenWasm) {
   return { version, engine: workerEngine(worker) };
 }
 
+/** Marks err as a Worker that could not start at all (load() then runs the module on the page). */
+function notStarted(err) {
+  err.workerNotStarted = true;
+  return err;
+}
+
 function workerEngine(worker) {
   let last = 0;
-  // id -> { sink, getHeaders, stream, cause }, until the upload's end is reported. stream: the
-  // page's StreamSource of a relayed stream, until the Worker closes it; cause: what that
-  // stream failed with, the cause of the source_error that follows.
+  // id -> { sink, getHeaders, stream, cause, thrown }, until the upload's end is reported.
+  // stream: the page's StreamSource of a relayed stream, until the Worker closes it; cause:
+  // what that stream failed with, the cause of the source_error that follows; thrown: what
+  // getHeaders threw, the cause of the auth_error that follows.
   const entries = new Map();
   const post = (msg) => worker.postMessage(msg);
 
@@ -90,6 +99,8 @@ function workerEngine(worker) {
         end(m.id, r.type === "fail" ? new Error(r.message || "the upload failed") : undefined);
         // A relayed stream's own error, not the copy that came back by message.
         if (r.type === "fail" && r.code === "source_error" && e.cause !== undefined) r.cause = e.cause;
+        // What the page's getHeaders threw, itself, not the copy that crossed by message.
+        if (r.type === "fail" && r.code === "auth_error" && e.thrown !== undefined) r.cause = e.thrown;
       } else if (e.wants !== Boolean(e.sink.wantRequests)) {
         // Someone began (or stopped) listening to requests: the Worker reports them (or not).
         e.wants = !e.wants;
@@ -106,7 +117,10 @@ function workerEngine(worker) {
         .then(() => e.getHeaders())
         .then(
           (value) => reply(m.req, { ok: true, value }),
-          (error) => reply(m.req, { ok: false, error }),
+          (error) => {
+            e.thrown = error; // the cause of the auth_error that follows
+            reply(m.req, { ok: false, error });
+          },
         );
     }
   };

@@ -19,6 +19,11 @@ forEachEngine((engine) => {
       res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": "script-src 'self'" });
       res.end(`<!doctype html><meta charset="utf-8"><script src="/test/errors.js"></script><script type="module" src="/test/helpers.js"></script>`);
     });
+    // A page whose policy allows WebAssembly and no Worker at all.
+    e.web.route("/noworker/", (req, res) => {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": "script-src 'self' 'wasm-unsafe-eval'; worker-src 'none'" });
+      res.end(`<!doctype html><meta charset="utf-8"><script src="/test/errors.js"></script><script type="module" src="/test/helpers.js"></script>`);
+    });
   }, { engine, timeout: 90_000 });
 
   const run = (size, seed, options) => page.evaluate(({ size, seed, options }) => T.run(T.blob(size, seed), options), { size, seed, options });
@@ -76,24 +81,46 @@ forEachEngine((engine) => {
     assert.match(err.message, /finished the upload before the last byte.*X-HTTP-Status-Code-Override \(and Range\) in Access-Control-Expose-Headers/);
   });
 
-  test("a strict Content-Security-Policy: load() rejects with load_error naming 'wasm-unsafe-eval'; worker mode loads", async () => {
+  test("a strict Content-Security-Policy: load() runs the module in its Worker; on the page it rejects with load_error naming 'wasm-unsafe-eval'", async () => {
     const p = await env.openPage("/csp/page.html");
     try {
       await p.waitForFunction(() => window.T);
-      const out = await p.evaluate(async () => {
+      const out = await p.evaluate(async (url) => {
         const m = await import(T.dist);
-        const e = await m.load().then(() => null, (e) => e);
+        const e = await m.load({ worker: false }).then(() => null, (e) => e);
         const r = { isMediaUploadError: e instanceof m.MediaUploadError, code: e?.code, message: e?.message, cause: e?.cause?.name };
-        const mu = await m.load({ worker: true });
-        const res = await mu.upload(new Blob([new Uint8Array(1000)]), { url: location.origin.replace(/:\d+$/, "") + ":0/" }).catch((err) => err.code);
-        return { ...r, worker: mu.version, res };
-      });
+        const mu = await m.load(); // a failed load is forgotten: the default, in a Worker
+        const res = await mu.upload(new Blob([new Uint8Array(1000)]), { url }).then((res) => res.status, (err) => err.code);
+        return { ...r, mode: mu.mode, res };
+      }, ref.uploadURL(unique("csp")));
       assert.equal(out.isMediaUploadError, true);
       assert.equal(out.code, "load_error");
       assert.equal(out.cause, "CompileError");
-      assert.match(out.message, /Content-Security-Policy.*'wasm-unsafe-eval'.*load\(\{ worker: true \}\)/);
-      assert.ok(out.worker, "worker mode loads under the same page's policy");
+      assert.match(out.message, /Content-Security-Policy.*'wasm-unsafe-eval'.*load\(\) without \{ worker: false \}/);
+      assert.equal(out.mode, "worker", "the default loads under the same page's policy, in its Worker");
+      assert.equal(out.res, 200);
       console.log(`# ${env.engineVersion}: ${out.message}`);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test("a policy that forbids Workers: load() runs the module on the page, and worker: true rejects saying why", async () => {
+    const p = await env.openPage("/noworker/page.html");
+    try {
+      await p.waitForFunction(() => window.T);
+      const out = await p.evaluate(async (url) => {
+        const m = await import(T.dist);
+        const e = await m.load({ worker: true }).then(() => null, (e) => e);
+        const mu = await m.load();
+        const res = await mu.upload(new Blob([new Uint8Array(1000)]), { url }).then((res) => res.status, (err) => err.code);
+        return { code: e?.code, message: e?.message, mode: mu.mode, res };
+      }, ref.uploadURL(unique("noworker")));
+      assert.equal(out.code, "load_error");
+      assert.match(out.message, /could not start its Worker.*worker-src/);
+      assert.equal(out.mode, "page", "the default falls back to the page");
+      assert.equal(out.res, 200);
+      console.log(`# ${env.engineVersion}: worker-src 'none': load() on the page; worker: true: ${out.message}`);
     } finally {
       await p.close();
     }

@@ -74,12 +74,12 @@ export async function instantiateWasm(url, importObject, given) {
 // A page whose Content-Security-Policy does not let it compile WebAssembly gets a CompileError
 // that each engine words its own way (Chromium and WebKit name 'unsafe-eval', Firefox "blocked
 // by CSP"); the fix is 'wasm-unsafe-eval' (which allows WebAssembly and nothing else), or
-// worker mode: a Worker runs under the policy its own script is served with, not the page's.
+// the default Worker: a Worker runs under the policy its own script is served with, not the page's.
 function refused(err) {
   if (err instanceof WebAssembly.CompileError && /content.security.policy|\bCSP\b|unsafe-eval/i.test(String(err.message))) {
     throw new Error(
       "mediaupload: the page's Content-Security-Policy does not allow WebAssembly: add 'wasm-unsafe-eval' to its " +
-        "script-src (not 'unsafe-eval', which allows eval too), or use load({ worker: true }), whose Worker runs " +
+        "script-src (not 'unsafe-eval', which allows eval too), or call load() without { worker: false }: its Worker runs " +
         `under the policy its own script is served with (${err.message.trim()})`,
       { cause: err },
     );

@@ -50,7 +50,7 @@ self.onmessage = async ({ data: m }) => {
   switch (m.t) {
     case "init":
       try {
-        mod = await startModule(m.wasmURL, m.given);
+        mod = await startModule(m.wasmURL, m.given, { worker: true });
         post({ t: "ready", version: mod.api.version });
       } catch (err) {
         post({ t: "error", message: String(err?.message ?? err) });
