@@ -21,6 +21,8 @@ type LogEntry struct {
 	// X-GUploader-No-308, 0 when the connection was dropped unanswered.
 	Status        int    `json:"status"`
 	Authorization string `json:"authorization"`
+	// GoogHash is the request's X-Goog-Hash ("" when absent): the hashes a client stated.
+	GoogHash string `json:"googHash"`
 	// Fault describes the injected fault ("" when none), for example
 	// "status 503", "close after 100 bytes", "keep 1000", "expire", "gone",
 	// "unauthorized", "ratelimit retry-after 1"; random ones start with

@@ -55,8 +55,9 @@ export class Hashing {
     this.#kinds = kinds;
     this.#made = Promise.all(kinds.map((k) => idle[k].pop() ?? make[k]())).then((hs) => {
       for (const h of hs) h.init();
-      if (this.#stopped) this.#giveBack(hs);
-      else this.#hashers = hs;
+      if (this.#stopped) return void this.#giveBack(hs);
+      this.#hashers = hs;
+      this.#settle(); // an empty source is hashed once they are there
     });
     this.#made.catch((err) => this.#fail(err));
   }

@@ -1,0 +1,133 @@
+// Checksums in every engine (docs/protocol.md section 9), against the reference server: a
+// default upload to a Cloud Storage URL states a correct CRC32C (resumable and media in
+// X-Goog-Hash, multipart in its metadata), hashed by the host beside the upload; other URLs
+// get none; a byte changed on the way makes the server refuse the last request, which is
+// checksum_mismatch (and without a checksum the changed object is stored, which is what the
+// default guards against); md5 and both; a File from disk hashed in worker and in page mode.
+// Run: node --test web/test/engines/checksum.test.mjs   (MEDIAUPLOAD_ENGINES=webkit for one)
+
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CHUNK, MiB, crc32cBase64 as crc32c, forEachEngine, pseudoRandomBytes, useEnv } from "../harness.mjs";
+
+const FAST_RETRY = { retries: 2, initialDelayMs: 20, maxDelayMs: 100, jitterMs: 0 };
+
+const md5 = (bytes) => createHash("md5").update(bytes).digest("base64");
+
+forEachEngine((engine) => {
+  let env, ref, page;
+  const { test, unique } = useEnv(async (e) => {
+    env = e;
+    ref = e.ref;
+    page = await env.openPage();
+  }, { engine, timeout: 120_000 });
+
+  const run = (size, seed, options) => page.evaluate(({ size, seed, options }) => T.run(T.blob(size, seed), options), { size, seed, options });
+  const ok = (out) => assert.ok(out.ok, `upload failed: ${JSON.stringify(out.error)}`);
+  const requests = async () => (await ref.log()).filter((e) => e.kind !== "preflight");
+
+  test("a default upload to a Cloud Storage URL states a correct CRC32C: resumable and media in X-Goog-Hash, multipart in its metadata", async () => {
+    const size = 3 * MiB + 17;
+    const want = crc32c(pseudoRandomBytes(size, 71));
+    const name = unique("resumable");
+    ok(await run(size, 71, { url: ref.uploadURL(name), chunkSize: 4 * CHUNK }));
+    const chunks = (await requests()).filter((e) => e.kind === "chunk");
+    assert.equal(chunks.at(-1).googHash, `crc32c=${want}`, "the last chunk states the file's crc32c");
+    assert.deepEqual(chunks.slice(0, -1).map((e) => e.googHash).filter(Boolean), [], "no other chunk states a hash");
+    assert.equal((await ref.object(name)).crc32c, want);
+    assert.deepEqual(await env.checkStored(name, size, 71), []);
+
+    await ref.clearLog();
+    const small = unique("media");
+    ok(await run(100_000, 72, { url: ref.uploadURL(small) }));
+    const [media] = await requests();
+    assert.equal(media.kind, "media");
+    assert.equal(media.googHash, `crc32c=${crc32c(pseudoRandomBytes(100_000, 72))}`);
+
+    const multi = unique("multipart");
+    ok(await run(50_000, 73, { url: ref.uploadURL(multi), metadata: { name: multi, contentLanguage: "en" } }));
+    const sent = (await ref.object(multi)).metadataJSON;
+    const stated = typeof sent === "string" ? JSON.parse(sent) : sent;
+    assert.equal(stated.crc32c, crc32c(pseudoRandomBytes(50_000, 73)), "the metadata as sent states the crc32c");
+    assert.equal(stated.contentLanguage, "en", "the caller's metadata kept");
+
+    // Not Cloud Storage (Drive's upload path): no hash, and no header a preflight would meet.
+    await ref.clearLog();
+    ok(await run(3 * CHUNK, 74, { url: ref.uploadURL(unique("drive"), { path: "/upload/drive/v3/files" }), chunkSize: CHUNK }));
+    assert.deepEqual((await requests()).map((e) => e.googHash).filter(Boolean), [], "no X-Goog-Hash elsewhere");
+  });
+
+  test("a byte changed on the way: the server refuses the last request, and the upload fails with checksum_mismatch", async () => {
+    // A chunk's middle byte changes on its way in (the reference server's corrupt fault).
+    await ref.setFaults([{ on: "chunk", action: "corrupt" }]);
+    const name = unique("corrupt");
+    const out = await run(3 * CHUNK + 5, 75, { url: ref.uploadURL(name), chunkSize: CHUNK, retry: FAST_RETRY });
+    assert.ok(!out.ok, "the upload failed");
+    assert.equal(out.error.code, "checksum_mismatch", JSON.stringify(out.error));
+    assert.equal(out.error.status, 400);
+    assert.match(out.error.message, /crc32c.*differs from the file's.*upload the file again/s);
+    assert.match(out.error.serverMessage, /doesn't match calculated CRC32C/);
+    assert.equal(await ref.object(name), undefined, "nothing stored");
+    assert.equal((await requests()).filter((e) => e.status === 400).length, 1, "refused once, never retried");
+
+    // The same in one request (media), and with md5 asked for by name.
+    await ref.setFaults([{ on: "media", action: "corrupt" }]);
+    const one = await run(200_000, 76, { url: ref.uploadURL(unique("corrupt-media")), uploadType: "media", checksum: "md5", retry: FAST_RETRY });
+    assert.equal(one.error?.code, "checksum_mismatch", JSON.stringify(one.error));
+
+    // Without a checksum the server cannot tell: the changed object is stored.
+    await ref.setFaults([{ on: "chunk", action: "corrupt" }]);
+    const bare = unique("corrupt-bare");
+    ok(await run(3 * CHUNK + 5, 75, { url: ref.uploadURL(bare), chunkSize: CHUNK, checksum: false }));
+    assert.notDeepEqual(await env.checkStored(bare, 3 * CHUNK + 5, 75), [], "stored with the changed byte");
+  });
+
+  test("md5 and both, by name: stated, and compared with the final metadata", async () => {
+    for (const checksum of ["md5", "both"]) {
+      await ref.clearLog();
+      const size = 2 * MiB + 3;
+      const bytes = pseudoRandomBytes(size, 77);
+      const out = await run(size, 77, { url: ref.uploadURL(unique(checksum)), chunkSize: 2 * CHUNK, checksum });
+      ok(out);
+      const last = (await requests()).filter((e) => e.kind === "chunk").at(-1);
+      assert.equal(last.googHash, checksum === "md5" ? `md5=${md5(bytes)}` : `crc32c=${crc32c(bytes)},md5=${md5(bytes)}`);
+    }
+  });
+
+  test("a File from disk, in worker mode and in page mode: hashed beside the upload, byte-exact", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "mediaupload-checksum-"));
+    const size = 24 * MiB + 99;
+    const bytes = pseudoRandomBytes(size, 78);
+    const path = join(dir, "disk.bin");
+    writeFileSync(path, bytes);
+    env.web.page("/test/pick.html", `<!doctype html><meta charset="utf-8"><script src="/test/errors.js"></script><input type="file" id="pick">`);
+    try {
+      for (const worker of [true, false]) {
+        const p = await env.openPage("/test/pick.html");
+        try {
+          await p.setInputFiles("#pick", path);
+          const name = unique(worker ? "file-worker" : "file-page");
+          const out = await p.evaluate(async ({ url, worker, dist }) => {
+            const { load } = await import(dist);
+            const mu = await load({ worker });
+            const res = await mu.upload(document.getElementById("pick").files[0], { url }).then((r) => ({ status: r.status }), (e) => ({ code: e.code, message: e.message }));
+            return { mode: mu.mode, ...res };
+          }, { url: ref.uploadURL(name), worker, dist: "/dist/mediaupload.js" });
+          assert.equal(out.mode, worker ? "worker" : "page");
+          assert.ok(out.status === 200 || out.status === 201, JSON.stringify(out));
+          const last = (await requests()).filter((e) => e.kind === "chunk" || e.kind === "media").at(-1);
+          assert.equal(last.googHash, `crc32c=${crc32c(bytes)}`);
+          assert.deepEqual(await env.checkObject(name, bytes, { download: false }), []);
+          await ref.clearLog();
+        } finally {
+          await p.close();
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
