@@ -46,8 +46,9 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>checksum bench</title>
 window.probe = {
   start() {
     const p = { worst: 0, on: true };
-    const tick = (due) => { if (!p.on) return; p.worst = Math.max(p.worst, performance.now() - due); setTimeout(() => tick(performance.now() + 10), 10); };
-    setTimeout(() => tick(performance.now() + 10), 10);
+    const arm = () => { const due = performance.now() + 10; setTimeout(() => tick(due), 10); };
+    const tick = (due) => { if (!p.on) return; p.worst = Math.max(p.worst, performance.now() - due); arm(); };
+    arm();
     this.p = p;
   },
   stop() { this.p.on = false; return Math.round(this.p.worst); },

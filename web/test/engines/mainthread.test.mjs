@@ -25,8 +25,9 @@ const PROBE = `<!doctype html><meta charset="utf-8"><script src="/test/errors.js
 window.probe = {
   start() {
     const p = { worst: 0, fired: 0, t0: performance.now(), on: true };
-    const tick = (due) => { if (!p.on) return; const now = performance.now(); p.worst = Math.max(p.worst, now - due); p.fired++; setTimeout(() => tick(performance.now() + 10), 10); };
-    setTimeout(() => tick(performance.now() + 10), 10);
+    const arm = () => { const due = performance.now() + 10; setTimeout(() => tick(due), 10); };
+    const tick = (due) => { if (!p.on) return; p.worst = Math.max(p.worst, performance.now() - due); p.fired++; arm(); };
+    arm();
     this.p = p;
   },
   stop() { const p = this.p; p.on = false; return { worst: Math.round(p.worst), fired: p.fired, ms: Math.round(performance.now() - p.t0) }; },
