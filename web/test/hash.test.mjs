@@ -11,8 +11,8 @@ import { crc32cBase64, md5Base64, pseudoRandomBytes } from "./harness.mjs";
 
 const MiB = 1 << 20;
 
-test("a Blob read whole, each size around the steps, and a large one read the faster way after trying both", async () => {
-  for (const size of [0, 1, 1000, STEP - 1, STEP, STEP + 1, 2 * STEP + 17, 40 * MiB + 3]) {
+test("a Blob read whole, each size around the steps", async () => {
+  for (const size of [0, 1, 1000, STEP - 1, STEP, STEP + 1, 2 * STEP + 17, 5 * STEP + 3]) {
     const bytes = pseudoRandomBytes(size, size);
     for (const kinds of [["crc32c"], ["md5"], ["crc32c", "md5"]]) {
       const h = new Hashing(kinds);

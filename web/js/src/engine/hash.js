@@ -16,11 +16,8 @@
 
 import { createCRC32, createMD5 } from "hash-wasm";
 
-/** Bytes read at once in slices: two reads in flight, one hashed while the next is read. */
+/** Bytes read at once: two reads in flight, one hashed while the next is read. */
 export const STEP = 8 << 20;
-
-/** Bytes a large source's read tries each way on (readBlob). */
-const TRIAL = 8 << 20;
 
 const CASTAGNOLI = 0x82f63b78; // CRC-32C's polynomial, reflected (RFC 3720)
 
@@ -76,74 +73,31 @@ export class Hashing {
   }
 
   /**
-   * Reads `blob` from byte 0 to its end and hashes it, the faster of two ways: arrayBuffer() of
-   * slices of STEP bytes with the next read in flight, or stream(). Which is faster depends on
-   * the engine, on where the module runs and on whether the bytes are a File on disk or a Blob
-   * made in memory (docs/performance.md, "What does a checksum cost?": none wins everywhere),
-   * so a large source tries both on its first bytes, TRIAL each, and reads the rest the faster
-   * way; a smaller one is read in slices. read(start, end) reads a range as an ArrayBuffer (the
-   * caller's retry of a Blob read that failed for a moment); a read that fails stops the hashing
-   * with its error.
+   * Reads `blob` from byte 0 to its end and hashes it, STEP bytes at a time with the next read
+   * in flight. read(start, end) reads a range as an ArrayBuffer (the caller's retry of a Blob
+   * read that failed for a moment); a read that fails stops the hashing with its error.
+   *
+   * Not stream(): it reads a Blob made in memory about twice as fast in Chromium and Firefox,
+   * but in WebKit a Worker reading a File by stream() while an upload runs held the page's own
+   * thread for up to 1.3 s at a time (its reads go through the page's thread; slices held it
+   * under 75 ms), and no engine read a File on disk clearly faster by it (docs/performance.md,
+   * "What does a checksum cost?").
    */
   readBlob(blob, read = (start, end) => blob.slice(start, end).arrayBuffer()) {
     const size = blob.size;
     const go = async () => {
       await this.#made;
-      let at = 0;
-      let fast = "slices";
-      if (size >= 4 * TRIAL) {
-        const slices = await this.#timed(() => this.#bySlices(read, 0, TRIAL));
-        const stream = await this.#timed(() => this.#byStream(blob, TRIAL, 2 * TRIAL));
-        at = 2 * TRIAL;
-        if (stream < slices) fast = "stream";
+      let next = size > 0 ? read(0, Math.min(STEP, size)) : null;
+      for (let at = 0; at < size && !this.#stopped; ) {
+        const buf = await next;
+        at += buf.byteLength;
+        if (buf.byteLength === 0) throw new Error("a read of the file came back empty");
+        next = at < size ? read(at, Math.min(at + STEP, size)) : null;
+        next?.catch(() => {}); // a failure is met when awaited
+        this.#update(new Uint8Array(buf));
       }
-      if (fast === "stream") at = await this.#byStream(blob, at, size);
-      // (A stream that failed where a retry may help, a Blob made in memory, goes on in slices.)
-      if (at < size) await this.#bySlices(read, at, size);
     };
     this.#tail = this.#tail.then(go).catch((err) => this.#fail(err));
-  }
-
-  /** Milliseconds that run() took (its reads and hashing). */
-  async #timed(run) {
-    const t0 = performance.now();
-    await run();
-    return performance.now() - t0;
-  }
-
-  /** Hashes [from, to) of a source read by read(), STEP bytes at a time, the next in flight. */
-  async #bySlices(read, from, to) {
-    let next = from < to ? read(from, Math.min(from + STEP, to)) : null;
-    for (let at = from; at < to && !this.#stopped; ) {
-      const buf = await next;
-      at += buf.byteLength;
-      if (buf.byteLength === 0) throw new Error("a read of the file came back empty");
-      next = at < to ? read(at, Math.min(at + STEP, to)) : null;
-      next?.catch(() => {}); // a failure is met when awaited
-      this.#update(new Uint8Array(buf));
-    }
-  }
-
-  /**
-   * Hashes [from, to) of blob read by stream(), and returns where it got to: `to`, or, where a
-   * Blob made in memory failed a read (Chromium does now and then, for a moment), where it
-   * stopped. A File's failure (it changed on disk) is thrown.
-   */
-  async #byStream(blob, from, to) {
-    const r = blob.slice(from, to).stream().getReader();
-    let at = from;
-    try {
-      for (;;) {
-        const { done, value } = await r.read();
-        if (done || this.#stopped) break;
-        this.#update(value);
-        at += value.byteLength;
-      }
-    } catch (err) {
-      if (blob instanceof File) throw err;
-    }
-    if (this.#stopped) r.cancel().catch(() => {});
-    return this.#stopped ? to : at;
   }
 
   /** Hashes bytes that follow those hashed so far (a stream's, as it is read). */
