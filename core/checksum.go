@@ -39,12 +39,15 @@ type HashingSource interface {
 	Hash(crc32c, md5 bool) (Hasher, error)
 }
 
-// checksumFor resolves ChecksumAuto for an upload to url (or its session URI): CRC32C for
-// Cloud Storage, none elsewhere. strict says the caller asked for the checksum by name, so
-// that a final answer stating no hash to compare is an error.
-func checksumFor(c Checksum, url string) (resolved Checksum, strict bool) {
+// checksumFor resolves ChecksumAuto for an upload to url, or to sessionURL where it has no
+// url: CRC32C for Cloud Storage, none elsewhere. strict says the caller asked for the checksum
+// by name, so that a final answer stating no hash to compare is an error.
+func checksumFor(c Checksum, url, sessionURL string) (resolved Checksum, strict bool) {
 	if c != ChecksumAuto {
 		return c, c != NoChecksum
+	}
+	if url == "" {
+		url = sessionURL
 	}
 	if cloudStorageUpload(url) {
 		return CRC32C, false

@@ -432,3 +432,16 @@ func FuzzMetadataWith(f *testing.F) {
 		}
 	})
 }
+
+// A session handed in, with no upload URL: the default goes by the session URI.
+func TestChecksumAutoSessionOnly(t *testing.T) {
+	d := data(1000)
+	crc, _ := sums(d)
+	src := &memSource{data: d}
+	_, err, s := runScript(t, src, Options{SessionURL: testSession, Checksum: ChecksumAuto},
+		[]ex{{cr: "bytes */1000", n: 0, status: 200, body: `{"crc32c":"` + crc + `"}`}})
+	s.done()
+	if err != nil || src.hashed != 1 {
+		t.Fatalf("err %v, hashed %d times; want the session's bytes hashed once and compared", err, src.hashed)
+	}
+}

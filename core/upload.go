@@ -65,7 +65,7 @@ func New(tr Transport, src Source, o Options) (*Upload, error) {
 		o.Link.seed(sizer, o.Clock.Now())
 	}
 	// The checksum: ChecksumAuto is CRC32C for Cloud Storage only (docs/protocol.md section 9).
-	checksum, strict := checksumFor(o.Checksum, o.URL+o.SessionURL)
+	checksum, strict := checksumFor(o.Checksum, o.URL, o.SessionURL)
 	if _, ok := src.(HashingSource); checksum != NoChecksum && !ok {
 		if strict {
 			return nil, &ArgumentError{Field: "checksum", Reason: "the source cannot be hashed"}
