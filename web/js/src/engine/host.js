@@ -484,7 +484,8 @@ function headersAnswer(v) {
 async function readRange(blob, start, end) {
   for (let tries = 0; ; tries++) {
     try {
-      return await blob.slice(start, end).arrayBuffer();
+      // The whole Blob as it is: a slice costs WebKit a call to another process (0.1-0.4 ms).
+      return await (start === 0 && end >= blob.size ? blob : blob.slice(start, end)).arrayBuffer();
     } catch (err) {
       if (blob instanceof File || tries >= 2) throw err;
       await new Promise((r) => setTimeout(r, 50));
