@@ -31,13 +31,18 @@ package core
 // again on a flaky link); growth resumes with the chunks that succeed.
 //
 // What an earlier upload measured is a hint, not a promise (link.go): the link may have
-// become far slower since (a phone that left Wi-Fi). Where progress comes only with answers,
-// a first chunk sized from it would then be a long wait with nothing to show; so it is a
-// probe, a probeShare-th of a chunk's time at the remembered rate (at least 256 KiB), which a
-// link 40 times slower still answers within about the progress interval. An answer that
-// confirms the rate (at least half of it) lets the next chunk take the whole target at once;
-// one that does not is a new link, ramped up to as any. Where progress comes inside a chunk,
-// the counts show within a fraction of a second whether bytes move: no probe.
+// become far slower since (a phone that left Wi-Fi, a demo's speed switched after an upload on
+// loopback, where a rate measured from chunks that take little more than their fixed cost can
+// run to gigabytes a second). Where progress comes only with answers, a first chunk sized from
+// it would then be a long wait with nothing to show (docs/protocol.md section 8: a first chunk
+// is never a bet the page cannot see for longer than a few seconds); so it is a probe of 256
+// KiB, which a link of 256 KiB a second answers within about a second, and a slower one
+// within its late bound (resumable.go, lateBound). An answer that confirms the rate (at least
+// half of it, or, the probe being small, its bytes within probeSlack) lets the next chunk
+// take the whole target at once; one that does not is a new link, ramped up to as any. Where
+// progress comes inside a chunk, the counts show within a fraction of a second whether bytes
+// move: no probe, and the first chunk is counted (resumable.go, worthCounting) however short
+// the remembered rate expects it to be.
 //
 // Inside an upload the link may change too. A chunk whose answer is late (Expect, and
 // core/resumable.go) is cut short; the server keeps what arrived (docs/protocol.md section 4),
@@ -82,9 +87,11 @@ const (
 	// the fixed cost is a hundredth or two even over a slow link's round trip, short enough
 	// that a chunk lost near its end costs seconds, not minutes, to send again.
 	countedChunkTime = 10 * Second
-	// probeShare: a probe (the first chunk of an upload seeded from an earlier one's measure,
-	// see the file's comment) is this fraction of a chunk's time at the remembered rate.
-	probeShare = 32
+	// probeSlack: a probe (the first chunk of an upload seeded from an earlier one's measure,
+	// 256 KiB: see the file's comment) whose bytes took no longer than this beyond its fixed
+	// cost confirms the remembered rate however fast that was: its time is mostly the fixed
+	// cost's noise, and a link far slower (at 256 KiB a second, a second) shows plainly.
+	probeSlack = 50 * Millisecond
 	// countedMin is the least body whose count shows the link's rate: beyond the lead (about
 	// 1.15 MiB over HTTP/2, docs/protocol.md section 8) and the bytes the rate is measured over.
 	countedMin = 2 << 20
@@ -164,8 +171,11 @@ func (c *ChunkSizer) Answered(size int64, d Duration, counted bool) {
 	}
 	transfer := max(d-c.fixedCost(), minTransfer)
 	r := float64(size) / transfer.Seconds()
-	if probe && r >= c.rate/2 {
+	if probe && (r >= c.rate/2 || transfer <= probeSlack) {
 		c.jump = true // the remembered rate holds: no ramp
+		if r < c.rate/2 {
+			return // (a probe's bytes too few to measure it by)
+		}
 	}
 	switch {
 	case c.rate == 0, r < c.rate/2:
@@ -198,10 +208,12 @@ func (c *ChunkSizer) Rate() float64 { return c.rate }
 // next is at most half of it.
 func (c *ChunkSizer) Failed() { c.shrunk, c.probing, c.jump = true, false, false }
 
-// Cut tells the sizer that a chunk was cut short after took because its answer was late (the
-// link is slower than measured), and that the server kept kept bytes of it: the rate they show,
-// if lower than the one measured, is taken as it is, and the next chunk is at most half of
-// the one cut (never the same big chunk twice in a row); where it kept nothing, 256 KiB.
+// Cut tells the sizer that a chunk was cut short because its answer was late (the link is
+// slower than measured), and that the server kept kept bytes of it, as the status query after
+// it told, took after the chunk was sent (less that query's own fixed cost: a link's queue goes
+// on delivering a cut request's bytes after the cut, and the query waits behind them): the rate
+// they show, if lower than the one measured, is taken as it is, and the next chunk is at most
+// half of the one cut (never the same big chunk twice in a row); where it kept nothing, 256 KiB.
 func (c *ChunkSizer) Cut(kept int64, took Duration) {
 	c.Failed()
 	c.seeded = false
@@ -272,12 +284,11 @@ func (c *ChunkSizer) want(left int64) int64 {
 		}
 		// A link already measured (by an upload before this one: link.go): no ramp, but where
 		// progress comes only with answers, a probe first (see the file's comment).
-		size := int64(c.rate * c.target(counted).Seconds())
 		if !counted {
-			size /= probeShare
 			c.probing = true
+			return min(firstChunk, c.Max)
 		}
-		size = min(size, c.Max)
+		size := min(int64(c.rate*c.target(true).Seconds()), c.Max)
 		return max(size/ChunkAlign, 1) * ChunkAlign
 	}
 	limit := c.last * growth

@@ -98,12 +98,13 @@ const (
 )
 
 // The late bound of a chunk sized to the link (lateBound in resumable.go): its expected time
-// plus lateMargin or half of it, whichever is more; shortLate where it is expected to take
-// under minLateExpect.
+// plus cutMargin or a quarter of it, whichever is more, and at least cutFloor. A single request
+// that uploadType "auto" chose (singleLate in upload.go) is late at its expected time plus
+// lateMargin twice over or as much again.
 const (
-	lateMargin    = Second
-	minLateExpect = 500 * Millisecond
-	shortLate     = 3 * Second
+	cutMargin  = 500 * Millisecond
+	cutFloor   = 1500 * Millisecond
+	lateMargin = Second
 )
 
 // LateError is a request cut short because its answer was late: the link has become slower

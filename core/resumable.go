@@ -318,6 +318,12 @@ func (r *resumable) worthCounting(n int64) bool {
 	switch {
 	case c == nil, c.rate <= 0:
 		return true
+	case c.counted && !c.Measured() && n >= countedMin:
+		// The first chunk of an upload seeded from a counted link, sized for counting with no
+		// probe (chunksize.go): the remembered rate may be far from the link's now (one
+		// measured on loopback expects the whole file in a moment), and uncounted it would be a
+		// bet the page cannot see (docs/protocol.md section 8, "Links that change").
+		return true
 	case !c.counted:
 		return c.Expect(n) >= countShows
 	}
@@ -355,15 +361,19 @@ func (r *resumable) linkRate() float64 {
 // section 8). Where progress comes only with answers, a link that becomes far slower mid-chunk
 // (a phone leaving Wi-Fi: twenty times slower, say) would leave the chunk in flight for many
 // times its expected time with nothing to show. So a chunk sized to the link is cut short once
-// it has run lateMargin (or half its time, if more) past the sizer's Expect; one expected to
-// take under minLateExpect, only after shortLate: on loopback a busy machine's hiccup is no
-// news of the link, but a rate measured early in an upload can run high (its first chunks'
-// time is mostly their fixed cost), and the last chunk in flight at a 20x drop then went
-// uncut for 9 s (WebKit). The session is then asked at once what it holds (section 4), and the
-// upload goes on from there in smaller chunks, no retry counted. A server that keeps what
-// arrived of a cut request (Google's guide shows one) loses nothing by it. The transport cuts it
-// as it would give up a stalled request (Request.Timeout); where it counts the body instead,
-// the count decides (pacer.stalled) and the cut never comes.
+// it has run cutMargin (or a quarter of its time, if more) past the sizer's Expect, and never
+// before cutFloor: on loopback a busy machine's hiccup is no news of the link, but a rate
+// measured high early in an upload (its first chunks' time is mostly their fixed cost), or
+// remembered from an upload on loopback, must not leave a chunk in flight at a drop uncut. A
+// probe (chunksize.go) is no different: it is 256 KiB, which a link of 256 KiB a second
+// answers before the floor. The bound is short because a cut is not the end of the wait: a
+// real uplink still delivers what sat in its queue (about a second of it: web/netlink's
+// model), and the status query after the cut is answered behind those bytes; the page must
+// see progress within about three seconds of the last. The session is then asked at once what
+// it holds (section 4), and the upload goes on from there in smaller chunks, no retry counted.
+// A server that keeps what arrived of a cut request (Google's guide shows one) loses nothing
+// by it. The transport cuts it as it would give up a stalled request (Request.Timeout); where
+// it counts the body instead, the count decides (pacer.stalled) and the cut never comes.
 func (r *resumable) lateBound(n int64) Duration {
 	u := r.u
 	c := u.sizer
@@ -371,14 +381,7 @@ func (r *resumable) lateBound(n int64) Duration {
 		return 0
 	}
 	exp := c.Expect(n)
-	if c.probing {
-		// A probe (chunksize.go) is sized for a link up to 40 times slower than remembered:
-		// cut only past its time on such a link.
-		exp = c.fixedCost() + 40*(exp-c.fixedCost())
-	} else if exp < minLateExpect {
-		return shortLate
-	}
-	return exp + max(lateMargin, exp/2)
+	return max(exp+max(cutMargin, exp/4), cutFloor)
 }
 
 // measure tells the chunk sizer (with "auto") what the exchange showed of the link.
@@ -489,7 +492,9 @@ func (r *resumable) afterCut(stored int64) {
 	kept := max(stored-r.cutFrom, 0)
 	u.prog.moved(u.o.Clock.Now(), kept, stored)
 	if u.sizer != nil {
-		u.sizer.Cut(kept, r.cutTook)
+		// The bytes kept arrived until the query was answered (less its own fixed cost): a
+		// link's queue went on delivering them after the cut, and the query waited behind it.
+		u.sizer.Cut(kept, r.cutTook+max(u.took-u.sizer.fixedCost(), 0))
 		u.o.Link.learn(u.sizer, u.o.Clock.Now())
 	}
 	r.noLate = kept == 0

@@ -28,11 +28,20 @@
 // 100 Mbit/s reaching the same share of the link over both versions). Over HTTP/2 the client
 // sees its bytes leave as fast as the stream's window takes them, as on a real link.
 //
-// A client that gives a request up loses the bytes the link had not carried: over HTTP/2 its
-// reset stream ends the body at once; over HTTP/1.1, where giving up is closing the connection,
-// a server from Listen reads a body behind a link with a rate from the socket ahead of the
-// link (as fast as the client sends it below 25 Mbit/s, up to 2 MiB ahead above), holds it
-// until the link carries it, and so sees the close at once (listen.go). The client then sees
-// its HTTP/1.1 bytes leave sooner too: its own count of them (XMLHttpRequest's upload
-// progress) runs ahead of the link, further than a real link's buffers would let it.
+// A client that gives a request up (over HTTP/1.1 it closes the connection, over HTTP/2 it
+// resets the stream) still delivers the link's queue (Link.SetQueue; DefaultQueue, a second,
+// unless set): the oldest of the bytes it had handed to the link go on arriving at the link's
+// rate, up to the queue's worth of the rate in force when it gave up, and the rest are dropped;
+// requests that arrive meanwhile wait behind them. So a real uplink sends what sat in its
+// bottleneck queue and the sender's kernel buffer after the sender has gone (consumer
+// connections hold 0.2 to 2 s). A queue of 0 drops every byte not yet carried at once, which is
+// kinder than any real link. The bytes handed over are those the server holds: over HTTP/2 the
+// stream's window (net/http's 1 MiB); over HTTP/1.1, from a server of Listen, those read from
+// the socket ahead of the link (as fast as the client sends them below 25 Mbit/s, up to 2 MiB
+// ahead above), which is also how the close is seen at once (listen.go). (Read only as the link
+// carried them, the bytes in the two loopback sockets' buffers, megabytes, went on arriving for
+// many seconds: harsher than any real link.) Above 25 Mbit/s a close is seen once the pump has
+// read what the sockets held, and the queue counts from there. The client sees its HTTP/1.1
+// bytes leave sooner too: its own count of them (XMLHttpRequest's upload progress) runs ahead
+// of the link, further than a real link's buffers would let it.
 package netlink

@@ -1,11 +1,17 @@
 package netlink
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// DefaultQueue is the queue of a Link whose SetQueue was never called: what a cut request still
+// delivers (Link.SetQueue). A second of the link is what consumer uplinks hold in their
+// bottleneck queue and the sender's kernel buffer (0.2 to 2 s).
+const DefaultQueue = time.Second
 
 // Link is an emulated uplink. Its zero value is a steady link without limits; Set makes it
 // another steady link and SetSchedule one that changes as time goes, both at any time and for
@@ -27,6 +33,14 @@ type Link struct {
 	served  float64
 	at      time.Time
 	changed chan struct{} // closed, and replaced, whenever the link is set: waiters look again
+
+	// The queue (SetQueue): how much of the link a request given up still delivers, and the
+	// requests given up whose queue is still arriving (drains), ahead of every request that
+	// arrives meanwhile; drained is closed, and replaced, when drains falls to 0.
+	queue    time.Duration
+	queueSet bool // SetQueue was called: else DefaultQueue
+	drains   int
+	drained  chan struct{}
 
 	// Read without the lock, so that a link without limits costs a request nothing.
 	metered atomic.Bool // a rate or a schedule is set: body reads may be held
@@ -74,6 +88,85 @@ func (l *Link) replace(steps []Step, steady bool) {
 	l.held.Store(!steady || steps[0].RTT > 0)
 	close(l.changed)
 	l.changed = make(chan struct{})
+}
+
+// SetQueue sets how much of the link a request that the client gives up still delivers: the
+// oldest of the bytes it had handed to the link (read ahead from its connection, or held in
+// HTTP/2's window) go on arriving at the link's rate, up to d's worth of the rate in force when
+// it was given up (in a blackout, the rate before it), and the rest are dropped. A real uplink
+// sends what sat in its bottleneck queue and in the sender's kernel buffer after the sender has
+// gone, about a second of it on consumer connections; requests that arrive meanwhile wait
+// behind it, as their bytes would. 0 (or less): none, every byte not yet carried is dropped at
+// once. The zero Link's queue is DefaultQueue. It applies to requests given up from now on.
+func (l *Link) SetQueue(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.queue, l.queueSet = max(d, 0), true
+}
+
+// Queue returns the link's queue (SetQueue).
+func (l *Link) Queue() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queueLen()
+}
+
+// queueLen is the queue in force, under l.mu.
+func (l *Link) queueLen() time.Duration {
+	if !l.queueSet {
+		return DefaultQueue
+	}
+	return l.queue
+}
+
+// cut starts the queue of a request given up now and returns how many bytes it may still
+// deliver: the queue's worth of the rate in force (or the last one before a blackout; all of
+// them on an unlimited link). 0: none (no queue); the caller then does not call drainEnd.
+func (l *Link) cut() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.queueLen()
+	if q <= 0 {
+		return 0
+	}
+	rate := l.tl.rateBefore(l.ready())
+	n := int64(math.MaxInt64)
+	if rate > 0 {
+		n = max(int64(float64(rate)*q.Seconds()), 1)
+	}
+	if l.drains == 0 {
+		l.drained = make(chan struct{})
+	}
+	l.drains++
+	return n
+}
+
+// drainEnd says that a queue started by cut has arrived, or was dropped.
+func (l *Link) drainEnd() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.drains--; l.drains == 0 {
+		close(l.drained)
+	}
+}
+
+// behind waits until no queue of a request given up is still arriving (cut), or until done is
+// closed (then false).
+func (l *Link) behind(done <-chan struct{}) bool {
+	for {
+		l.mu.Lock()
+		if l.drains == 0 {
+			l.mu.Unlock()
+			return true
+		}
+		drained := l.drained
+		l.mu.Unlock()
+		select {
+		case <-drained:
+		case <-done:
+			return false
+		}
+	}
 }
 
 // Get returns the rate in bytes per second (0: unlimited) and the round trip in force now.

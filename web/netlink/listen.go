@@ -86,12 +86,49 @@ type conn struct {
 	net.Conn
 	mu       sync.Mutex
 	pumping  bool
-	ahead    int           // how far the pump reads ahead (pumpMax or fastAhead, from the link's rate)
-	blocks   [][]byte      // read from the socket, not yet by the server, in the pump's reads
-	held     int           // their bytes
-	err      error         // the socket's read error (io.EOF: the client closed it), once seen
-	wake     chan struct{} // closed, and replaced, when blocks, err or the deadline changes
-	deadline time.Time     // the server's read deadline (the socket's until pumping)
+	ahead    int              // how far the pump reads ahead (pumpMax or fastAhead, from the link's rate)
+	blocks   [][]byte         // read from the socket, not yet by the server, in the pump's reads
+	held     int              // their bytes
+	err      error            // the socket's read error (io.EOF: the client closed it), once seen
+	wake     chan struct{}    // closed, and replaced, when blocks, err or the deadline changes
+	deadline time.Time        // the server's read deadline (the socket's until pumping)
+	onGone   map[*func()]bool // called once err is set (afterGone)
+}
+
+// afterGone arranges for f to be called, in a goroutine of its own, once the client is seen to
+// have closed the connection (the pump's read fails) or the connection is closed; at once if it
+// already was. stop keeps it from being called, and reports whether it did.
+func (c *conn) afterGone(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	if c.onGone == nil {
+		c.onGone = map[*func()]bool{}
+	}
+	key := &f
+	c.onGone[key] = true
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.onGone[key]
+		delete(c.onGone, key)
+		return ok
+	}
+}
+
+// fail sets the connection's error, once, and calls what afterGone arranged; c.mu is held.
+func (c *conn) fail(err error) {
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	for f := range c.onGone {
+		go (*f)()
+	}
+	c.onGone = nil
 }
 
 // signal wakes whoever waits on the connection; c.mu is held.
@@ -137,7 +174,7 @@ func (c *conn) pump(rate int64) {
 				c.held += n
 			}
 			if err != nil {
-				c.err = err
+				c.fail(err)
 			}
 			c.signal()
 			for c.err == nil && c.held >= c.ahead {
@@ -216,9 +253,7 @@ func (c *conn) Read(p []byte) (int, error) {
 // Close also ends the pump's wait for room (its read of the socket then fails, and it ends).
 func (c *conn) Close() error {
 	c.mu.Lock()
-	if c.err == nil {
-		c.err = net.ErrClosed
-	}
+	c.fail(net.ErrClosed)
 	c.signal()
 	c.mu.Unlock()
 	return c.Conn.Close()

@@ -29,12 +29,14 @@ func serveListen(t *testing.T, l *Link, h http.Handler) string {
 }
 
 // An HTTP/1.1 client that gives a request up mid-body (closes its connection) is seen at once:
-// the body's read ends with errGone, and the bytes the link had not carried are not read
-// after it. (Read from the socket as the link carried them, the bytes already in the sockets'
-// buffers went on being read at the link's rate: seconds at 1 Mbit/s.)
+// on a link without a queue the body's read ends with errGone, and the bytes the link had not
+// carried are not read after it. (Read from the socket as the link carried them, the bytes
+// already in the sockets' buffers went on being read at the link's rate: seconds at 1 Mbit/s.
+// With a queue, its worth of them: queue_test.go.)
 func TestClosedConnectionEndsTheBody(t *testing.T) {
 	l := &Link{}
 	l.Set(125_000, 0) // 1 Mbit/s
+	l.SetQueue(0)
 	type end struct {
 		n   int64
 		err error

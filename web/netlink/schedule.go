@@ -69,6 +69,23 @@ func (tl *timeline) end(i int) (time.Time, bool) {
 // at returns the step in force at t.
 func (tl *timeline) at(t time.Time) Step { return tl.steps[tl.index(t)] }
 
+// rateBefore returns the rate of the step in force at t or, in a blackout, of the last step
+// before it that carried bytes (else the first after it); 0: unlimited.
+func (tl *timeline) rateBefore(t time.Time) int64 {
+	i := tl.index(t)
+	for j := i; j >= 0; j-- {
+		if !tl.steps[j].Blackout {
+			return tl.steps[j].Rate
+		}
+	}
+	for j := i + 1; j < len(tl.steps); j++ {
+		if !tl.steps[j].Blackout {
+			return tl.steps[j].Rate
+		}
+	}
+	return 0
+}
+
 // capacity returns how many bytes the link can carry from from to to: +Inf when an unlimited
 // step falls in between.
 func (tl *timeline) capacity(from, to time.Time) float64 {

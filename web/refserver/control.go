@@ -38,6 +38,11 @@ type LinkConfig struct {
 	// replaces BitsPerSecond and RTTMs, which are not used beside it. A GET shows it while one
 	// is set.
 	Schedule []LinkStep `json:"schedule,omitempty"`
+	// QueueMs is what a request the client gives up still delivers (netlink.Link.SetQueue): up
+	// to this many milliseconds of the link's rate, the oldest of the bytes it had handed over,
+	// and the requests after it wait behind them; 0: none, all dropped at once. In a POST,
+	// absent leaves it as it is (POST /_ref/reset: the default, netlink.DefaultQueue, 1000).
+	QueueMs *int64 `json:"queueMs,omitempty"`
 }
 
 // LinkStep is one step of LinkConfig.Schedule (a netlink.Step): from AtMs after the schedule's
@@ -57,6 +62,20 @@ const maxMs = int64(1<<63-1) / int64(time.Millisecond)
 // setLink puts a posted link in force, or says what is wrong with it and leaves the link as
 // it was.
 func (s *Server) setLink(c *LinkConfig) error {
+	if q := c.QueueMs; q != nil && (*q < 0 || *q > maxMs) {
+		return errors.New("link: queueMs must not be negative")
+	}
+	if err := s.setRate(c); err != nil {
+		return err
+	}
+	if c.QueueMs != nil {
+		s.link.SetQueue(time.Duration(*c.QueueMs) * time.Millisecond)
+	}
+	return nil
+}
+
+// setRate puts a posted link's rate and round trip, or schedule, in force.
+func (s *Server) setRate(c *LinkConfig) error {
 	if c.Schedule == nil {
 		if c.BitsPerSecond < 0 || c.RTTMs < 0 || c.RTTMs > maxMs {
 			return errors.New("link: bitsPerSecond and rttMs must not be negative")
@@ -85,7 +104,8 @@ func (s *Server) setLink(c *LinkConfig) error {
 // linkConfig is the link as GET /_ref/config shows it.
 func (s *Server) linkConfig() *LinkConfig {
 	rate, rtt := s.link.Get()
-	c := &LinkConfig{BitsPerSecond: rate * 8, RTTMs: rtt.Milliseconds()}
+	queue := s.link.Queue().Milliseconds()
+	c := &LinkConfig{BitsPerSecond: rate * 8, RTTMs: rtt.Milliseconds(), QueueMs: &queue}
 	for _, st := range s.link.Schedule() {
 		c.Schedule = append(c.Schedule, LinkStep{AtMs: st.At.Milliseconds(), BitsPerSecond: st.Rate * 8, RTTMs: st.RTT.Milliseconds(), Blackout: st.Blackout})
 	}

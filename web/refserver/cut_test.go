@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediaupload/mediaupload/web/netlink"
 )
 
 // cut sends a PUT to loc, as a client whose connection breaks would: the headers, then only
@@ -231,4 +235,94 @@ func TestLogReceivedAndKept(t *testing.T) {
 	if raw[1]["received"] != float64(K) || raw[1]["kept"] != float64(K) {
 		t.Errorf("GET /_ref/log: %v, want received and kept", raw[1])
 	}
+}
+
+// A chunk its client gives up behind the emulated link still delivers the link's queue
+// ("link" "queueMs"): what arrived in it is kept, and a status query sent at once waits behind
+// it and reports it. With queueMs 0 the bytes the link had not carried are dropped at once.
+// Over HTTP/1.1 from a listener of netlink.Listen, as the test servers' (web/cmd/refserver):
+// 1 Mbit/s, the chunk given up half a second in, with 512 KiB handed over.
+func TestCutChunkQueue(t *testing.T) {
+	for _, queueMs := range []int64{0, 600} {
+		t.Run("queueMs "+strconv.FormatInt(queueMs, 10), func(t *testing.T) {
+			s := newTestServer(t, Options{})
+			ln, err := netlink.Listen("127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewUnstartedServer(s.Server)
+			ts.Listener.Close()
+			ts.Listener, ts.Config.ConnContext = ln, netlink.ConnContext
+			ts.Start()
+			t.Cleanup(ts.Close)
+			s.ts = ts
+
+			conf := `{"link":{"bitsPerSecond":1000000,"rttMs":0,"queueMs":` + strconv.FormatInt(queueMs, 10) + `}}`
+			if a := s.do(t, "POST", "/_ref/config", []byte(conf)); a.status != 200 {
+				t.Fatalf("POST %s: %d %s", conf, a.status, a.body)
+			}
+			var cfg struct{ Link LinkConfig }
+			json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
+			if q := cfg.Link.QueueMs; q == nil || *q != queueMs {
+				t.Errorf("GET /_ref/config: link %+v, want queueMs %d", cfg.Link, queueMs)
+			}
+			loc := s.start(t, "POST", "&name=q", nil)
+			u, _ := url.Parse(loc)
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := fmt.Sprintf("PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Range: %s\r\nContent-Length: %d\r\n\r\n", u.RequestURI(), u.Host, cr(0, 4*K-1, "*"), 4*K)
+			if _, err := conn.Write(append([]byte(head), testData(2*K)...)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(500 * time.Millisecond) // 62.5 KB carried
+			conn.Close()
+			gaveUp := time.Now()
+			time.Sleep(50 * time.Millisecond) // the page learns of its abort, then asks
+			q := s.query(t, loc)
+			waited := time.Since(gaveUp)
+			end, err := parseRangeEnd(q.header.Get("Range"))
+			t.Logf("status query after %v: %d Range %q", waited.Round(time.Millisecond), q.status, q.header.Get("Range"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 62_500 + queueMs*125 // the queue's worth of 125 KB/s
+			if end < want-30_000 || end > want+30_000 {
+				t.Errorf("the server kept %d bytes of the cut chunk, want about %d", end, want)
+			}
+			if min := time.Duration(queueMs-100) * time.Millisecond; waited < min {
+				t.Errorf("the status query was answered %v after the cut, want behind the queue (%d ms)", waited, queueMs)
+			}
+		})
+	}
+	s := newTestServer(t, Options{})
+	if a := s.do(t, "POST", "/_ref/config", []byte(`{"link":{"queueMs":-1}}`)); a.status != 400 {
+		t.Errorf("queueMs -1: %d %s, want 400", a.status, a.body)
+	}
+	s.do(t, "POST", "/_ref/config", []byte(`{"link":{"bitsPerSecond":8000,"queueMs":0}}`))
+	s.do(t, "POST", "/_ref/config", []byte(`{"link":{"bitsPerSecond":16000}}`))
+	var cfg struct{ Link LinkConfig }
+	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
+	if q := cfg.Link.QueueMs; q == nil || *q != 0 {
+		t.Errorf("a link posted without queueMs changed it: %+v, want 0 as set before", cfg.Link)
+	}
+	s.do(t, "POST", "/_ref/reset", nil)
+	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
+	if q := cfg.Link.QueueMs; q == nil || *q != 1000 {
+		t.Errorf("after reset: %+v, want queueMs 1000", cfg.Link)
+	}
+}
+
+// parseRangeEnd returns the bytes a Range header "bytes=0-N" says are held (N+1; none: 0).
+func parseRangeEnd(v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	_, last, ok := strings.Cut(strings.TrimPrefix(v, "bytes="), "-")
+	n, err := strconv.ParseInt(last, 10, 64)
+	if !ok || err != nil {
+		return 0, fmt.Errorf("range %q", v)
+	}
+	return n + 1, nil
 }

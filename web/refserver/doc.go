@@ -63,8 +63,8 @@
 //	                             and added to the stored bytes)
 //	DELETE /_ref/log             clears it
 //	GET    /_ref/config          {"sessionOrigin":"...","rangeForm":"bytes="|"plain","expose":"...","keepCut":true,
-//	                              "link":{"bitsPerSecond":N,"rttMs":M,"schedule":[...]}} (bitsPerSecond and
-//	                             rttMs in force now; "schedule" while one is set)
+//	                              "link":{"bitsPerSecond":N,"rttMs":M,"queueMs":Q,"schedule":[...]}} (bitsPerSecond
+//	                             and rttMs in force now; "schedule" while one is set)
 //	POST   /_ref/config          sets any field (an absent field is left as it is; "" means the default;
 //	                             a field refused with 400 sets none);
 //	                             "link" emulates an uplink (package netlink) in front of every
@@ -74,7 +74,11 @@
 //	                             makes a link that changes as time goes, from the first request
 //	                             through it on (the first step at 0, each after the one before,
 //	                             the last for ever; in a blackout nothing passes), in place of
-//	                             bitsPerSecond and rttMs; "expose" replaces
+//	                             bitsPerSecond and rttMs; "queueMs" (absent: as it is; reset: 1000)
+//	                             is what a request its client gives up still delivers: up to
+//	                             that many ms of the link, the oldest of its bytes, the requests
+//	                             after it waiting behind them; 0 drops them all at once
+//	                             (netlink.Link.SetQueue); "expose" replaces
 //	                             Access-Control-Expose-Headers, to play a half-configured server;
 //	                             "keepCut": false drops what arrived of a cut chunk (see below)
 //	POST   /_ref/reset           clears objects, sessions, faults, log and config (back to Options)

@@ -243,6 +243,7 @@ func (s *Server) Reset() {
 	s.origin = s.opts.SessionOrigin
 	s.form = s.opts.RangeForm
 	s.link.Set(0, 0)
+	s.link.SetQueue(netlink.DefaultQueue)
 	s.expose = ""
 	s.dropCut = false
 }

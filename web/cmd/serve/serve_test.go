@@ -322,6 +322,29 @@ func TestThrottle(t *testing.T) {
 	}
 }
 
+// The network speed's queue (what a request given up still delivers: netlink.Link.SetQueue) is
+// a second at start, set by "queueMs", kept by a POST without it, and shown by GET.
+func TestThrottleQueue(t *testing.T) {
+	srv := newTestSite(t, "")
+	queue := func() any {
+		t.Helper()
+		_, body := do(t, http.MethodGet, srv.URL+"/api/throttle", nil, nil)
+		var v map[string]any
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("GET /api/throttle: %v: %s", err, body)
+		}
+		return v["queueMs"]
+	}
+	if q := queue(); q != 1000.0 {
+		t.Errorf("queueMs %v at start, want 1000", q)
+	}
+	do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":262144,"queueMs":0}`), nil)
+	do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":1048576}`), nil)
+	if q := queue(); q != 0.0 {
+		t.Errorf("queueMs %v after 0 then a POST without it, want 0", q)
+	}
+}
+
 // The network speed moves the uploads under way too: an upload begun with no limit slows down
 // when the page picks a speed.
 func TestThrottleMovesUploadsUnderWay(t *testing.T) {
