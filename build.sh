@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one entry point of mediaupload.
-#   ./build.sh          build dist/ and print the wasm's size against its budget
+#   ./build.sh          build dist/ (and dist/mediaupload.tgz, the npm package) and print the
+#                       wasm's size against its budget
 #   ./build.sh test     install what the tests need, then run every test
 #   ./build.sh test go|wasm|browser [FILE...]   one part only (browser: those test files)
 #   ./build.sh serve    build dist/, then run the demo server (flags are passed on)
@@ -56,6 +57,12 @@ build() {
 	node web/js/build.mjs "$DIST" "$(go env GOROOT)/lib/wasm/wasm_exec.js"
 	# mediaupload.wasm.br and .gz beside it, for servers that send precompressed files.
 	node web/js/compress.mjs "$DIST/mediaupload.wasm"
+	# The npm package as one file, under a name that does not change with the version: what
+	# README.md's Install says to `npm install` (and a maintainer to `npm publish`).
+	local packed
+	packed=$(cd "$DIST" && npm pack --silent --pack-destination .)
+	mv "$DIST/$packed" "$DIST/mediaupload.tgz"
+	echo "npm package: $DIST/mediaupload.tgz ($packed)"
 	size_report
 }
 size_report() {

@@ -1,8 +1,10 @@
-// The npm package as apps use it: dist/ packed with `npm pack`, installed with npm into the
-// small apps of web/test/bundlers/ (Vite, webpack 5, esbuild), each built in production mode
-// by its bundler, served, and made to upload a file from its built page in Chromium, byte for
-// byte. Also a plain <script> page served from the installed package, and what load() says
-// when the wasm is not where it looks.
+// The npm package as apps use it: dist/mediaupload.tgz (what ./build.sh packs with `npm pack`,
+// and README.md's Install says to install), installed with the commands README.md and
+// web/js/README.md give, as written, into an empty folder; and installed with npm into the small
+// apps of web/test/bundlers/ (Vite, webpack 5, esbuild), each built in production mode by its
+// bundler, served, and made to upload a file from its built page in Chromium, byte for byte.
+// Also a plain <script> page served from the installed package, and what load() says when the
+// wasm is not where it looks.
 //
 // Each app's bundler comes from the npm registry at the versions of its package-lock.json. npm
 // ci runs once per lock file into node_modules/.cache/mediaupload-bundlers/ (the slow part, and
@@ -36,6 +38,9 @@ const PACKAGE_FILES = [
 // A cold run installs three bundlers from the registry: give it time.
 const test = (name, fn) => nodeTest(name, { timeout: 240_000 }, fn);
 const run = promisify(execFile);
+// The package ./build.sh packed, and the path the READMEs' install commands give for it.
+const TARBALL = join(DIST_DIR, "mediaupload.tgz");
+const DOCUMENTED_TARBALL = "/path/to/mediaupload/dist/mediaupload.tgz";
 // How long a page may take to load the module, or to upload a few MiB.
 const WAIT = 60_000;
 // Child processes a test started: killed in after() too, should a test time out while one runs.
@@ -50,11 +55,12 @@ before(async () => {
   if (!existsSync(join(DIST_DIR, "mediaupload.wasm"))) {
     throw new Error(`${DIST_DIR}/mediaupload.wasm is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
   }
+  if (!existsSync(TARBALL)) throw new Error(`${TARBALL} is missing: run ./build.sh first (it packs the package)`);
   tmp = mkdtempSync(join(tmpdir(), "mediaupload-bundlers-"));
-  pack = npm(["pack", DIST_DIR, "--pack-destination", tmp, "--json"], tmp).then(({ stdout }) => {
-    const [info] = JSON.parse(stdout);
-    return { tarball: join(tmp, info.filename), files: info.files.map((f) => f.path).sort() };
-  });
+  pack = run("tar", ["-tzf", TARBALL]).then(({ stdout }) => ({
+    tarball: TARBALL,
+    files: stdout.split("\n").filter((p) => p && !p.endsWith("/")).map((p) => p.replace(/^package\//, "")).sort(),
+  }));
   for (const app of APPS) built[app] = pack.then(({ tarball }) => buildApp(app, tarball));
   // Unhandled until a test awaits them: a failed build fails its own test, not the others.
   for (const p of [pack, ...Object.values(built)]) p.catch(() => {});
@@ -150,6 +156,41 @@ async function assertUploads(path, name, query, origin) {
 test("npm pack: the package holds the scripts, types, wasm, README and licences, and nothing else", async () => {
   const { files } = await pack;
   assert.deepEqual(files, PACKAGE_FILES);
+});
+
+/** The commands of the fenced block under the heading `heading` of a markdown file. */
+function installCommands(file, heading) {
+  const text = readFileSync(join(REPO_ROOT, file), "utf8");
+  const at = text.indexOf(`\n${heading}\n`);
+  assert.ok(at >= 0, `${file} has no "${heading}"`);
+  const block = /```sh\n([\s\S]*?)```/.exec(text.slice(at))?.[1];
+  assert.ok(block, `${file}: no sh block under "${heading}"`);
+  return block.split("\n").map((l) => l.replace(/\s+#.*$/, "").trim()).filter(Boolean);
+}
+
+test("the install commands of README.md and web/js/README.md, as written, install the package into an empty folder", async () => {
+  const root = installCommands("README.md", "## Install");
+  const npmPage = installCommands("web/js/README.md", "## Install");
+  assert.deepEqual(npmPage, root, "the two READMEs give the same commands");
+  // The build is ./build.sh's (this test runs on what it wrote); the rest runs as written, in
+  // a new folder, the repository's path put where the commands say /path/to/mediaupload.
+  assert.equal(root[0], "./build.sh", `the commands start with the build: ${root}`);
+  const installs = root.slice(1);
+  assert.ok(installs.length > 0 && installs.every((c) => c.startsWith("npm install ") && c.includes(DOCUMENTED_TARBALL)), `install commands: ${installs}`);
+  const app = mkdtempSync(join(tmp, "app-"));
+  for (const command of installs) {
+    const [cmd, ...args] = command.replace(DOCUMENTED_TARBALL, TARBALL).split(/\s+/);
+    await run(cmd, [...args, "--no-audit", "--no-fund"], { cwd: app }).catch((err) => assert.fail(`${command}: ${err.stderr || err.message}`));
+  }
+  const installed = join(app, "node_modules/mediaupload");
+  assert.equal(JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).name, "mediaupload");
+  assert.deepEqual(readdirSync(installed).sort(), PACKAGE_FILES, "what the install put in node_modules/mediaupload");
+  // Resolved as an app's import resolves it: the ES module and its wasm.
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e",
+    "const m = await import('mediaupload'); console.log(typeof m.load, import.meta.resolve('mediaupload/mediaupload.wasm'))"], { cwd: app });
+  const [load, wasm] = stdout.trim().split(" ");
+  assert.equal(load, "function");
+  assert.ok(readFileSync(new URL(wasm)).equals(readFileSync(join(DIST_DIR, "mediaupload.wasm"))), "the installed wasm is the build's");
 });
 
 test("vite: the built app finds the wasm it emitted, and uploads", async () => {

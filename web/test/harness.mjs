@@ -480,10 +480,16 @@ export async function startServe() {
  * A proxy on 127.0.0.1 in front of `target` (an origin) that passes every request through
  * and adds the error hook (browsers.mjs, ERRORS_HOOK) at the top of every HTML page, so that
  * page.errors() sees what a page of another server throws from its first script on, in every
- * engine (classic WebDriver has no console). Resolves to { url, stop() }.
+ * engine (classic WebDriver has no console). It also serves a page of its own that frames a
+ * page of the origin at a phone's size (framePage, below). Resolves to { url, stop() }.
  */
 export async function startErrorsProxy(target) {
   const server = createServer((req, res) => {
+    const frame = framePage(req.url);
+    if (frame) {
+      res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });
+      return void res.end(frame);
+    }
     const headers = { ...req.headers, host: new URL(target).host };
     if (/text\/html/.test(headers.accept ?? "")) delete headers["accept-encoding"]; // a page to edit comes plain
     const up = httpRequest(target + req.url, { method: req.method, headers }, (answer) => {
@@ -520,6 +526,25 @@ export async function startErrorsProxy(target) {
         server.close(() => r());
       }),
   };
+}
+
+/**
+ * The proxy's own page /__test/frame.html?src=PATH&width=W&height=H (else null): a page of the
+ * proxied origin that shows PATH in an iframe of W x H CSS pixels, with nothing around it. A
+ * phone's viewport where the browser's window cannot be made that narrow (WebKitGTK's
+ * MiniBrowser stops at 447 px): the framed page lays out, and its media queries match, at W.
+ * Same origin, so a test reaches into the frame (#frame) from the page's scripts.
+ */
+function framePage(url) {
+  const u = new URL(url, "http://x");
+  if (u.pathname !== "/__test/frame.html") return null;
+  const width = Number(u.searchParams.get("width")), height = Number(u.searchParams.get("height"));
+  const src = u.searchParams.get("src") ?? "/";
+  if (!(width > 0 && height > 0) || !src.startsWith("/")) return null;
+  const attr = (s) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  return `<!doctype html><meta charset="utf-8"><title>frame</title>
+<style>html, body { margin: 0; padding: 0; } iframe { display: block; border: 0; width: ${width}px; height: ${height}px; }</style>
+<iframe id="frame" src="${attr(src)}"></iframe>`;
 }
 
 /**

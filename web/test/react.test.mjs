@@ -1,5 +1,5 @@
-// mediaupload/react (docs/api.md, "React"), as an app uses it: dist/ packed with `npm pack` and
-// installed into a copy of web/examples/react/ (a small Vite app on the hooks), with React and
+// mediaupload/react (docs/api.md, "React"), as an app uses it: the package ./build.sh packed
+// (dist/mediaupload.tgz, as README.md's Install has it) installed into a copy of web/examples/react/ (a small Vite app on the hooks), with React and
 // Vite at the versions of its package-lock.json, built by Vite in production mode, served, and
 // driven in Chromium through its own UI: a file given to its <input type=file> lands byte for
 // byte; its Pause and Resume buttons show the new state at once and hold the upload; the
@@ -140,12 +140,12 @@ window.R = {
 `;
 
 async function prepare() {
-  if (!existsSync(join(DIST_DIR, "react.js"))) {
-    throw new Error(`${DIST_DIR}/react.js is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
+  const tarball = join(DIST_DIR, "mediaupload.tgz");
+  if (!existsSync(tarball)) {
+    throw new Error(`${tarball} is missing: run ./build.sh first (or set MEDIAUPLOAD_DIST)`);
   }
   const started = Date.now();
-  const [{ stdout }, modules] = await Promise.all([npm(["pack", DIST_DIR, "--pack-destination", tmp, "--json"], tmp), installed()]);
-  const tarball = join(tmp, JSON.parse(stdout)[0].filename);
+  const modules = await installed();
   app = join(tmp, "app");
   // What a developer may have built or installed in the example's folder is not the example.
   const own = (src) => !/[/\\](node_modules|dist)([/\\]|$)/.test(src.slice(EXAMPLE.length));

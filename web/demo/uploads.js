@@ -1,0 +1,342 @@
+// Starting uploads, and writing what the module reports into state.js (rows.js draws it).
+//
+// Files go through one mu.queue, six at a time (docs/api.md, "Many files: a queue"): a
+// thousand uploads started at once would each wait inside the browser with their timers
+// running. They are handed to the queue a few milliseconds' worth per task, so that a
+// thousand files dropped at once never hold the page. A stream (a recording, a file gzipped
+// on the fly) and an unfinished upload picked up again start at once: someone is waiting for
+// that one.
+//
+// The module's verdict is the md5 check a row shows: every upload asks for checksum "md5" (or
+// "both"), so the module hashes what it sends and compares it with the md5Hash the server
+// answers; a difference fails the upload with checksum_mismatch.
+
+import { fmtBytes, fmtDuration, fmtError, describeRange, withoutQuery } from "./format.js";
+import { announce } from "./rows.js";
+import { liveCount, newEntry, setProgress, setState, touch } from "./state.js";
+import { uploadURL } from "./controls.js";
+
+let mu = null;
+let queue = null;
+const pending = []; // entries not handed to the module yet, in order
+let feeding = null;
+let hooks = { started() {}, settled() {} };
+
+/** Wires the hooks: started(entry) when an upload starts, settled(entry) when it ends. */
+export function initUploads(h) {
+  hooks = h;
+}
+
+/** The module is loaded: what was added meanwhile starts. */
+export function moduleLoaded(m) {
+  mu = m;
+  queue = mu.queue();
+  feed();
+}
+
+/**
+ * Adds files (and handles) to upload, with the settings of the moment. `items`: { file, handle }
+ * where handle is the FileSystemFileHandle the file was read from (the module keeps it with the
+ * session: after a reload the upload goes on without a picker), or null.
+ */
+export function addFiles(items, s) {
+  if (!items.length) return;
+  adding.push({ items, s, at: 0 });
+  if (addingTimer === null) addSome();
+}
+
+// Files added and not made entries yet. A thousand at once are made a few milliseconds' worth
+// per task: each is cheap, but WebKit's first read of a File's size is not (a third of a
+// millisecond each, measured: a thousand would hold the page for a third of a second).
+const adding = [];
+let addingTimer = null;
+
+function addSome() {
+  addingTimer = null;
+  const end = performance.now() + 4;
+  while (adding.length && performance.now() < end) {
+    const batch = adding[0];
+    let { file, handle } = batch.items[batch.at++];
+    if (batch.at === batch.items.length) adding.shift();
+    let stream = null;
+    if (batch.s.gzip) {
+      // Compressed as it is read: the upload's length is known only at the end.
+      const plain = file;
+      file = { name: `${plain.name}.gz`, size: 0, type: "application/gzip", plain };
+      stream = { make: () => plain.stream().pipeThrough(new CompressionStream("gzip")), again: true };
+      handle = null;
+    }
+    pending.push(newEntry(file, { stream, handle }, batch.s));
+  }
+  if (adding.length && addingTimer === null) addingTimer = setTimeout(addSome, 0);
+  feedSoon();
+}
+
+/** Adds a stream being made now (a recording): it starts at once. */
+export function addStream(file, stream, s) {
+  const entry = newEntry(file, { stream }, s);
+  pending.unshift(entry);
+  feed();
+}
+
+/** Goes on with an unfinished upload (mu.unfinished()); picked: the file picked again, or null. */
+export function addUnfinished(u, picked, s) {
+  const entry = newEntry({ name: u.name, size: u.size, type: u.type }, { unfinished: u, picked }, s);
+  pending.unshift(entry);
+  feed();
+}
+
+// Hands waiting entries to the module, a few milliseconds' worth per task, from a task of
+// its own (the module's work is not added to the drop's).
+function feed() {
+  if (!mu || feeding !== null) return;
+  const end = performance.now() + 4;
+  while (pending.length && performance.now() < end) start(pending.shift());
+  if (pending.length) feedSoon();
+}
+
+function feedSoon() {
+  if (feeding === null) feeding = setTimeout(() => ((feeding = null), feed()), 0);
+}
+
+function start(entry, sessionURL) {
+  const s = { ...entry.settings };
+  const { file, from } = entry;
+  Object.assign(entry, { firstRequest: true, lastRequest: null, lastChunk: null, error: null, notice: "", md5: "", md5Text: "" });
+  entry.from.held = false;
+  setState(entry, from.stream || from.unfinished ? "starting" : "queued");
+  hooks.started(entry); // an unfinished upload this one goes on with gives way to its row
+
+  if (s.target === "custom" && !s.customURL) {
+    fail(entry, { code: "invalid_argument", message: "enter the custom target's upload URL first", status: 0 });
+    return;
+  }
+  // A stream goes resumable whatever the setting (its length is not known up front), and is
+  // not remembered for a reload (it cannot be read again from the start). An unfinished upload
+  // is a resumable one by nature.
+  if (from.stream || from.unfinished) s.uploadType = "resumable";
+  const resumable = (s.uploadType === "resumable" || s.uploadType === "auto") && !from.stream;
+  const opts = {
+    url: uploadURL(s, file.name),
+    method: "POST",
+    uploadType: s.uploadType,
+    queryStatusEachChunk: s.statusEachChunk,
+    noRedirect308: s.no308,
+    // A reload (or a closed tab) does not lose the work: the session is remembered in the
+    // browser, and the same file picked again goes on from what the server holds.
+    resume: resumable && !sessionURL,
+    // The module hashes what it sends and compares with the server's hashes: the row's md5
+    // check is its verdict.
+    checksum: s.checksum === "both" ? "both" : "md5",
+  };
+  if (s.chunkSize !== undefined && !(from.stream && s.chunkSize === 0)) opts.chunkSize = s.chunkSize;
+  // A media upload has no room for metadata: its name travels in the URL.
+  if (s.uploadType !== "media") opts.metadata = { name: file.name };
+  if (file.type) opts.contentType = file.type;
+  if (s.fastRetry) opts.retry = { retries: 8, initialDelayMs: 200, maxDelayMs: 3000, jitterMs: 200 };
+  if (s.target === "custom" && s.token) {
+    // getHeaders is asked again after a 401: a real page would refresh its token here.
+    opts.getHeaders = async () => ({ Authorization: `Bearer ${s.token}` });
+  }
+  if (sessionURL) opts.sessionURL = sessionURL;
+
+  let up;
+  try {
+    if (from.unfinished) {
+      // Where it goes (url, method) and resume are the record's.
+      const { url, method, resume, ...rest } = opts;
+      up = from.unfinished.resume(from.picked ? { ...rest, file: from.picked } : rest);
+    } else if (from.stream) {
+      up = mu.upload(from.stream.make(), opts);
+    } else {
+      up = queue.add(from.handle && opts.resume ? from.handle : file, opts);
+    }
+  } catch (err) {
+    // The API promises not to throw; show it in the row all the same.
+    fail(entry, err);
+    return;
+  }
+  entry.up = up;
+  up.addEventListener("statechange", (e) => {
+    setState(entry, e.state);
+    if (e.state === "paused") tell(`${file.name}: paused`, null);
+  });
+  up.addEventListener("progress", (e) => progress(entry, e));
+  up.addEventListener("retry", (e) => retryLine(entry, e));
+  up.addEventListener("request", (e) => requestLine(entry, e));
+  up.promise.then((res) => done(entry, res), (err) => fail(entry, err));
+}
+
+// ---------------------------------------------------------------- what the rows' buttons do
+
+export const actions = {
+  pause(entry) {
+    if (entry.up) return void entry.up.pause();
+    // Not handed to the module yet: held here.
+    const i = pending.indexOf(entry);
+    if (i < 0) return;
+    pending.splice(i, 1);
+    entry.from.held = true;
+    setState(entry, "paused");
+  },
+  resume(entry) {
+    // A failed upload is tried again the way it began (an unfinished one's record knows the
+    // session; a stream that can be made again from the start, from its session).
+    if (entry.state === "failed") return start(entry, entry.from.unfinished ? undefined : entry.lastSessionURL);
+    if (entry.up) return void entry.up.resume();
+    if (entry.from.held) {
+      entry.from.held = false;
+      setState(entry, "queued");
+      pending.push(entry);
+      feed();
+    }
+  },
+  cancel(entry) {
+    if (entry.up) return void entry.up.abort();
+    const i = pending.indexOf(entry);
+    if (i >= 0) pending.splice(i, 1);
+    if (i >= 0 || entry.from.held) fail(entry, { code: "aborted", message: "upload aborted" });
+  },
+};
+
+// ---------------------------------------------------------------- what the module reports
+
+function progress(entry, p) {
+  entry.progress = { bytesPerSecond: p.bytesPerSecond, secondsLeft: p.secondsLeft }; // the row's rate and time left
+  setProgress(entry, p.loaded, p.confirmed, p.total);
+  keptLine(entry, p.confirmed || 0);
+  if (entry.resumedPending && entry.confirmed > 0) {
+    // The first answer after a resumed session: what the server already held.
+    entry.resumedPending = false;
+    entry.resumedAt = entry.confirmed;
+  }
+}
+
+const since = (entry) => `+${((performance.now() - entry.t0) / 1000).toFixed(2)} s`;
+
+function logLine(entry, cells, cls) {
+  const line = { cells, cls };
+  entry.log.push(line);
+  touch(entry);
+  return line;
+}
+
+function requestLine(entry, r) {
+  entry.requests++;
+  entry.lastChunk = null;
+  entry.lastRequest = { method: r.method || "", url: r.url || "" };
+  const range = describeRange(r.contentRange);
+  // A session that starts with a status query was remembered: it goes on where it was.
+  if (entry.firstRequest && range.query) entry.resumedPending = true;
+  entry.firstRequest = false;
+  const status = r.error ? (r.status ? `${r.status} ${r.error}` : r.error) : String(r.status);
+  const cls = r.error || r.status >= 400 ? "status bad" : r.status === 200 || r.status === 201 ? "status ok" : "status";
+  const line = logLine(entry, [
+    [since(entry)],
+    [r.method || ""],
+    [range.range],
+    [range.size, "num"],
+    [status, cls],
+    [r.ms == null ? "" : String(Math.round(r.ms)), "num"],
+  ]);
+  // An answered chunk (a 308, or its X-GUploader-No-308 form, a 200): the progress report that
+  // follows tells what the server kept of it.
+  if (range.first !== undefined && !r.error && (r.status === 308 || r.status === 200)) {
+    entry.lastChunk = { first: range.first, last: range.last, line };
+  }
+}
+
+/**
+ * A partial keep: the server stored only the first part of a chunk and said so with a shorter
+ * Range (docs/protocol.md, section 3); the module sends the rest from there. The request
+ * report does not carry the Range, but the progress report right after the chunk's answer
+ * does (its confirmed bytes): where that falls inside the chunk, the chunk's line says how much
+ * was kept and where the next range starts.
+ */
+function keptLine(entry, confirmed) {
+  const chunk = entry.lastChunk;
+  entry.lastChunk = null;
+  if (!chunk || confirmed < chunk.first || confirmed > chunk.last) return;
+  const kept = confirmed - chunk.first;
+  const size = chunk.last - chunk.first + 1;
+  const { line } = chunk;
+  line.cells[4] = [`${line.cells[4][0]} · kept ${kept} of ${size} bytes`, "status partial"];
+  line.cls = "partial";
+  line.title = `The server stored bytes up to ${confirmed - 1} only (a shorter Range): the next chunk starts at byte ${confirmed}.`;
+  entry.logEdits.push(line);
+  entry.kept++;
+  touch(entry);
+}
+
+function retryLine(entry, r) {
+  const why = r.status ? `after ${r.status}` : r.error ? `after ${r.error}` : "";
+  if (r.restart) {
+    // The session was lost (404/410): the module starts a new one from byte 0.
+    logLine(entry, [[since(entry)], ["restart"], [`new session in ${fmtDuration(r.delayMs)}`], [""], [why, "status"], [""]], "retry");
+    tell(`${entry.file.name}: the server lost the session; starting over`, null);
+    entry.restarts++;
+    return;
+  }
+  logLine(entry, [[since(entry)], ["retry"], [`#${r.attempt} in ${fmtDuration(r.delayMs)}`], [""], [why, "status"], [""]], "retry");
+  entry.retries++;
+}
+
+function done(entry, res) {
+  const { file } = entry;
+  entry.up = null; // settled: nothing left to pause or cancel
+  if (entry.from.stream) entry.total = Math.max(entry.total, entry.loaded);
+  setProgress(entry, entry.total, entry.total, entry.total);
+  setState(entry, "done");
+  const meta = res && res.metadata;
+  entry.meta = meta ? JSON.stringify(meta, null, 2) : (res && res.body) || "(empty answer)";
+  // The module compared what it sent with the server's hashes (checksum): a mismatch would
+  // have failed the upload with checksum_mismatch.
+  const hash = meta && (meta.md5Hash || meta.md5Checksum);
+  entry.md5 = "match";
+  entry.md5Text = `md5 ✓ match${hash ? ` (${hash})` : ""}${file.plain ? ", of the compressed bytes" : ""}`;
+  touch(entry);
+  tell(`${file.name}: uploaded`, "done");
+  hooks.settled(entry);
+}
+
+let errorSeq = 0;
+
+function fail(entry, err) {
+  const { code, text, status, reason } = fmtError(err);
+  entry.up = null;
+  if (err && err.sessionURL) entry.lastSessionURL = err.sessionURL;
+  if (code === "aborted") {
+    // The user's own choice: said plainly, not as an error.
+    setState(entry, "aborted");
+    entry.notice = entry.from.stream && !entry.total
+      ? `Cancelled at ${fmtBytes(entry.confirmed)}; nothing more is sent.`
+      : `Cancelled at ${fmtBytes(entry.confirmed)} of ${fmtBytes(entry.total)}; nothing more is sent.`;
+    touch(entry);
+    tell(`${entry.file.name}: cancelled`, "cancelled");
+    hooks.settled(entry);
+    return;
+  }
+  setState(entry, "failed");
+  // The request it was, where the message does not name it.
+  const last = entry.lastRequest;
+  const request = last && last.url && !text.includes(withoutQuery(last.url)) ? `${last.method} ${withoutQuery(last.url)}` : "";
+  entry.error = { code, text, status, reason, request, seq: ++errorSeq };
+  touch(entry);
+  tell(`${entry.file.name}: failed, ${code}${reason ? `, ${reason}` : ""}`, "failed");
+  hooks.settled(entry);
+}
+
+// Screen readers hear of each file while a few run, and of a larger batch once, when it ends
+// (a thousand announcements would drown the page). ending: how the upload ended, or null.
+let batch = { done: 0, failed: 0, cancelled: 0 };
+function tell(text, ending) {
+  if (ending) batch[ending]++;
+  const live = liveCount();
+  const ended = batch.done + batch.failed + batch.cancelled;
+  if (live + ended <= 12) announce(text);
+  else if (live === 0) announce(`All ${ended} uploads ended: ${batch.done} uploaded, ${batch.failed} failed, ${batch.cancelled} cancelled.`);
+  if (live === 0) batch = { done: 0, failed: 0, cancelled: 0 };
+}
+
+/** Whether any upload of the page is under way or waiting its turn (a reload would interrupt it). */
+export const uploading = () => liveCount() > 0;
