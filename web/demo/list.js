@@ -29,6 +29,7 @@ const SHORT = 60; // rows: a list this long is in the page whole
 const GAP = 8; // px between rows (demo.css, .uploads > li)
 
 let timer = null;
+let drawingNow = false; // a drawing is asked for as soon as the task ends (a microtask)
 let framing = false; // a window update is asked for the next frame (a scroll)
 const byID = new Map(); // row id -> entry, for the rows' buttons
 const inPage = new Set(); // the entries whose rows are in the page
@@ -85,7 +86,17 @@ export function initList(actions) {
  * made (files just added, a scroll).
  */
 export function schedule(soon = false) {
-  if (timer === null) timer = setTimeout(flush, soon ? SOON_MS : FRAME_MS);
+  if (soon && entries.length <= SHORT && !drawingNow) {
+    // A short list's new rows are there when the pick or drop that added them has returned.
+    drawingNow = true;
+    queueMicrotask(() => {
+      drawingNow = false;
+      clearTimeout(timer);
+      flush();
+    });
+    return;
+  }
+  if (timer === null && !drawingNow) timer = setTimeout(flush, soon ? SOON_MS : FRAME_MS);
 }
 
 function flush() {
@@ -229,7 +240,8 @@ function drawOverall() {
   const bps = live ? rate.bytesPerSecond() : 0;
   set($(".rate", box), bps > 0 ? fmtRate(bps) : "");
   set($(".remaining", box), bps > 0 ? fmtLeft((totals.bytes - totals.sent) / bps) : live ? "estimating…" : "");
-  set($(".time", box), rate.began ? `${live ? "for" : "took"} ${fmtDuration((live ? performance.now() : rate.samples.at(-1)?.[0] ?? rate.began) - rate.began)}` : "");
+  const took = fmtDuration((live ? performance.now() : rate.samples.at(-1)?.[0] ?? rate.began) - rate.began);
+  set($(".time", box), rate.began ? (live ? `${took} so far` : `took ${took}`) : "");
   const pct = totals.bytes > 0 ? Math.min(100, (totals.sent / totals.bytes) * 100) : totals.files === done ? 100 : 0;
   $(".fill", box).style.transform = `scaleX(${pct / 100})`;
   attr($(".bar", box), "aria-valuenow", String(Math.floor(pct)));
