@@ -6,7 +6,9 @@
 //   demo.js       this file: loads the module and wires the parts together
 //   state.js      the state: one record per upload, and the totals (no DOM)
 //   uploads.js    starting uploads (one mu.queue), and what the module reports, into the state
-//   rows.js       drawing: the overall line and the rows, in batches (the page never waits)
+//   list.js       drawing the list: the overall line, which rows are in the page, and when
+//                 they are drawn (in batches: the page never waits)
+//   rows.js       drawing one upload's row
 //   controls.js   the settings panel: targets, upload options, network speed, flaky network
 //   picking.js    the drop zone, file picker, handles; gzip on the fly
 //   record.js     "● Record": a recording uploaded while it is made
@@ -19,10 +21,10 @@
 import { load } from "/dist/mediaupload.js";
 import { loadConfig, refreshNote, showSpeed, syncFlaky, wireControls } from "./controls.js";
 import { fmtError } from "./format.js";
-import { loadObjects, refreshObjects } from "./objects.js";
+import { loadObjects, refreshObjects, wireObjects } from "./objects.js";
 import { wirePicking } from "./picking.js";
 import { toggleRecording } from "./record.js";
-import { initRows, removeRows } from "./rows.js";
+import { initList, removeRows } from "./list.js";
 import { entries, removeFinished } from "./state.js";
 import { initUnfinished, refreshUnfinished, showUnfinishedSoon } from "./unfinished.js";
 import { actions, initUploads, moduleLoaded, uploading } from "./uploads.js";
@@ -30,7 +32,7 @@ import { actions, initUploads, moduleLoaded, uploading } from "./uploads.js";
 const $ = (sel, root = document) => root.querySelector(sel);
 
 function wire() {
-  initRows(actions);
+  initList(actions);
   initUploads({
     started: showUnfinishedSoon,
     settled() {
@@ -40,6 +42,7 @@ function wire() {
   });
   wireControls({ onTarget: loadObjects });
   wirePicking();
+  wireObjects();
   $("#record").addEventListener("click", toggleRecording);
   $("#refresh").addEventListener("click", loadObjects);
   $("#clear").addEventListener("click", () => {

@@ -1,8 +1,9 @@
 // "Stored on …": the objects the target holds, as its server lists them, with a download link
 // each. Asked when the target changes, on Refresh, and when the page's uploads have ended (not
-// while a batch runs: a thousand rows listed again every few seconds would hold the page). A
-// row is made once per object and kept (a thousand objects listed again cost only the new
-// ones), and a long list is made a few hundred rows per task.
+// while a batch runs). The table scrolls in its box; a long listing has only the rows in view
+// (and a screen either side) in the page, one line each, spacer rows standing for the others:
+// a thousand rows in the table made the page lay them all out again at every listing, over
+// 100 ms at once. A row is made once per object and kept while it shows the same.
 
 import { fmtBytes } from "./format.js";
 import { liveCount } from "./state.js";
@@ -10,8 +11,21 @@ import { settings, site } from "./controls.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
+const SHORT = 200; // objects: a listing this long is in the page whole
+
 let timer = null;
-const rows = new Map(); // "bucket/name" -> { tr, key }: the row drawn for an object, and what it showed
+let listed = { target: "", objects: [] }; // the last listing
+let lineHeight = 0; // a row's height, once measured (rows are one line: nowrap)
+const rows = new Map(); // "target bucket/name" -> { tr, key }: the row made for an object, and what it showed
+const spacers = [spacer(), spacer()]; // above and below the rows in view
+
+function spacer() {
+  const tr = document.createElement("tr");
+  tr.className = "spacer";
+  tr.setAttribute("aria-hidden", "true");
+  tr.append(Object.assign(document.createElement("td"), { colSpan: 4 }));
+  return tr;
+}
 
 /** Asks again soon, if no upload of the page runs (an upload ended; the last one asks). */
 export function refreshObjects() {
@@ -24,38 +38,68 @@ export async function loadObjects() {
   clearTimeout(timer);
   timer = null;
   const s = settings();
-  const tbody = $("#objects tbody");
   const note = $("#objectsNote");
   if (s.target === "custom") {
-    tbody.replaceChildren();
+    listed = { target: "", objects: [] };
     rows.clear();
+    $("#objects tbody").replaceChildren();
     $("#objects").hidden = true;
     note.textContent = "Objects of a custom target are not listed here.";
     return;
   }
   const target = s.target;
-  let list = [];
+  let objects = [];
   try {
     const res = await fetch(site.config.targets[target].objects, { cache: "no-store" });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
     const data = await res.json();
-    list = Array.isArray(data) ? data : data.items || [];
+    objects = Array.isArray(data) ? data : data.items || [];
   } catch (e) {
     note.textContent = `Could not list the objects: ${e.message}`;
     return;
   }
   if (settings().target !== target) return; // the target changed meanwhile: its own answer follows
-  const trs = [];
-  for (let i = 0; i < list.length; i++) {
-    trs.push(row(target, list[i]));
-    // A long list is made a few hundred rows a task: the page stays responsive.
-    if (i % 300 === 299) await new Promise((r) => setTimeout(r, 0));
+  listed = { target, objects };
+  const names = new Set(objects.map((o) => idOf(target, o)));
+  for (const k of rows.keys()) if (!names.has(k)) rows.delete(k);
+  $("#objects").hidden = objects.length === 0;
+  note.textContent = objects.length ? "" : "No objects yet.";
+  drawRows();
+}
+
+/** Wires the table's scrolling: the rows in view follow it. */
+export function wireObjects() {
+  let framing = false;
+  $("#objects").closest(".table-wrap").addEventListener("scroll", () => {
+    if (framing || listed.objects.length <= SHORT) return;
+    framing = true;
+    requestAnimationFrame(() => {
+      framing = false;
+      drawRows();
+    });
+  }, { passive: true });
+}
+
+// Puts in the table the rows of the objects in view (all of a short listing).
+function drawRows() {
+  const { target, objects } = listed;
+  const tbody = $("#objects tbody");
+  let first = 0, last = objects.length;
+  if (objects.length > SHORT) {
+    const wrap = tbody.closest(".table-wrap");
+    if (!lineHeight) {
+      // One row, measured once: every row is one line.
+      place(tbody, [row(target, objects[0])]);
+      lineHeight = tbody.firstElementChild.getBoundingClientRect().height || 24;
+    }
+    const seen = Math.ceil(wrap.clientHeight / lineHeight) || 12;
+    first = Math.max(0, Math.floor(wrap.scrollTop / lineHeight) - seen);
+    last = Math.min(objects.length, first + 3 * seen);
   }
-  const keep = new Set(trs);
-  for (const [k, r] of rows) if (!keep.has(r.tr)) rows.delete(k);
-  place(tbody, trs);
-  $("#objects").hidden = list.length === 0;
-  note.textContent = list.length ? "" : "No objects yet.";
+  const trs = objects.slice(first, last).map((o) => row(target, o));
+  spacers[0].style.height = `${first * lineHeight}px`;
+  spacers[1].style.height = `${(objects.length - last) * lineHeight}px`;
+  place(tbody, [...(first ? [spacers[0]] : []), ...trs, ...(last < objects.length ? [spacers[1]] : [])]);
 }
 
 // Puts the rows in tbody in that order, moving only those not where they belong (a listing
@@ -73,9 +117,11 @@ function place(tbody, trs) {
   }
 }
 
-// The row of one object: the one drawn before if nothing it shows has changed.
+const idOf = (target, o) => `${target} ${o.bucket ?? ""}/${o.name}`;
+
+// The row of one object: the one made before if nothing it shows has changed.
 function row(target, o) {
-  const id = `${target} ${o.bucket ?? ""}/${o.name}`;
+  const id = idOf(target, o);
   const key = `${o.size} ${o.md5Hash ?? ""}`;
   const had = rows.get(id);
   if (had && had.key === key) return had.tr;

@@ -1,115 +1,20 @@
-// Drawing the uploads: the overall line, and a row per file (the #row template of
-// index.html), from state.js.
-//
-// A thousand files dropped at once must not hold the page (the worst delay of a 10 ms timer
-// stays under 50 ms): changes are drawn in batches, at most BUDGET_MS of work per task, the
-// rest in the next; a row is made when it is first drawn; only what changed is written; and
-// nothing here reads the layout, but for an open request log that follows its newest line.
-// A finished row collapses to its name, its md5 check and its request log's summary (CSS:
-// .file[data-state=done]), unless the user opened its log or its metadata; rows off screen are
-// skipped by the browser's layout (content-visibility in demo.css).
+// One upload's row (the #row template of index.html), drawn from its entry in state.js: the
+// name, size and state, the bar, the rate and time left, the buttons, the md5 check, the error,
+// and the request log. Drawing writes only what changed since the last draw (a row drawn again
+// costs what moved), and reads nothing of the layout but for an open request log that follows
+// its newest line. A finished row collapses to its name, its md5 check and its summaries (CSS:
+// .file[data-state=done]), unless the user opened its log or its metadata. Which rows are in the
+// page, and when they are drawn, is list.js's.
 
-import { fmtBytes, fmtCount, fmtDuration, fmtLeft, fmtRate } from "./format.js";
-import { LIVE, dirty, entries, inState, liveCount, rate, totals, watchChanges } from "./state.js";
+import { fmtBytes, fmtLeft, fmtRate } from "./format.js";
+import { LIVE } from "./state.js";
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
-const BUDGET_MS = 6; // of drawing per task
 const MAX_LOG = 500; // request log lines kept per row
 
-let timer = null;
-let actions = null; // { pause(entry), resume(entry), cancel(entry) }: uploads.js
-const byID = new Map(); // row id -> entry
-
-/** Starts drawing: actions are what the rows' buttons do. */
-export function initRows(a) {
-  actions = a;
-  watchChanges(schedule);
-  const list = $("#uploads");
-  // One listener for every row's buttons and logs (a thousand rows, no thousand handlers).
-  list.addEventListener("click", (ev) => {
-    const button = ev.target.closest("button");
-    const entry = button && byID.get(Number(button.closest("li.file")?.dataset.id));
-    if (!entry) return;
-    for (const verb of ["pause", "resume", "cancel"]) if (button.classList.contains(verb)) actions[verb](entry);
-  });
-  // "toggle" does not bubble: caught on its way down.
-  list.addEventListener("toggle", (ev) => {
-    const li = ev.target.closest?.("li.file");
-    if (!li) return;
-    // A row the user opened stays open once finished (its log, its metadata).
-    li.classList.toggle("open", [...li.querySelectorAll("details")].some((d) => d.open));
-    // Opened, the log shows the newest requests first in view.
-    if (ev.target.classList.contains("log") && ev.target.open) {
-      const wrap = $(".log-wrap", li);
-      wrap.scrollTop = wrap.scrollHeight;
-    }
-  }, true);
-  // The overall rate and time left move while uploads run, whatever else changes.
-  setInterval(() => {
-    if (liveCount() === 0) return;
-    rate.sample();
-    schedule();
-  }, 500);
-}
-
-/** Draws what changed, soon. */
-export function schedule() {
-  if (timer === null) timer = setTimeout(flush, 30);
-}
-
-function flush() {
-  timer = null;
-  const end = performance.now() + BUDGET_MS;
-  drawOverall();
-  for (const entry of dirty) {
-    dirty.delete(entry);
-    draw(entry);
-    if (performance.now() > end) break;
-  }
-  if (dirty.size) timer = setTimeout(flush, 0); // the rest in the next task
-}
-
-/** Tells screen readers what happened (the list itself is not read out on every change). */
-export function announce(text) {
-  $("#announce").textContent = text;
-}
-
-/** Takes the rows of entries away (they were cleared). */
-export function removeRows(gone) {
-  for (const e of gone) {
-    e.row?.remove();
-    byID.delete(e.id);
-  }
-  drawOverall();
-}
-
-// ---------------------------------------------------------------- the overall line
-
-function drawOverall() {
-  const box = $("#overall");
-  $("#empty").hidden = entries.length > 0;
-  box.hidden = entries.length === 0;
-  if (box.hidden) return;
-  const done = inState("done"), failed = inState("failed"), aborted = inState("aborted");
-  const live = liveCount();
-  Object.assign(box.dataset, { files: totals.files, done, failed, aborted, live });
-  set($(".files", box), `${fmtCount(done)} of ${fmtCount(totals.files)} files done`);
-  const others = [failed && `${fmtCount(failed)} failed`, aborted && `${fmtCount(aborted)} cancelled`].filter(Boolean).join(", ");
-  set($(".others", box), others);
-  set($(".bytes", box), `${fmtBytes(totals.sent)} of ${fmtBytes(totals.bytes)}`);
-  const bps = live ? rate.bytesPerSecond() : 0;
-  set($(".rate", box), bps > 0 ? fmtRate(bps) : "");
-  set($(".remaining", box), bps > 0 ? fmtLeft((totals.bytes - totals.sent) / bps) : live ? "estimating…" : "");
-  set($(".time", box), rate.began ? `${live ? "for" : "took"} ${fmtDuration((live ? performance.now() : rate.samples.at(-1)?.[0] ?? rate.began) - rate.began)}` : "");
-  const pct = totals.bytes > 0 ? Math.min(100, (totals.sent / totals.bytes) * 100) : totals.files === done ? 100 : 0;
-  $(".fill", box).style.transform = `scaleX(${pct / 100})`;
-  attr($(".bar", box), "aria-valuenow", String(Math.floor(pct)));
-}
-
-// ---------------------------------------------------------------- one row
-
-function makeRow(entry) {
+/** Makes an entry's row (not in the page yet: list.js puts it there). */
+export function makeRow(entry) {
   const row = $("#row").content.firstElementChild.cloneNode(true);
   const name = entry.file.name;
   row.dataset.id = String(entry.id);
@@ -119,15 +24,13 @@ function makeRow(entry) {
   $(".bar", row).setAttribute("aria-label", `${name} uploaded`);
   $(".log-wrap", row).setAttribute("aria-label", `Requests for ${name}`);
   for (const [cls, verb] of [["pause", "Pause"], ["cancel", "Cancel"]]) $(`.${cls}`, row).setAttribute("aria-label", `${verb} ${name}`);
-  $("#uploads").append(row);
   entry.row = row;
-  byID.set(entry.id, entry);
   return row;
 }
 
-function draw(entry) {
-  if (entry.removed) return; // cleared before it was drawn
-  const row = entry.row ?? makeRow(entry);
+/** Draws an entry's row from its state: what changed since the last draw is written. */
+export function draw(entry) {
+  const row = entry.row;
   const { state, file } = entry;
   const live = LIVE.has(state);
   attr(row, "data-state", state);
@@ -298,11 +201,11 @@ function drawLog(entry, row) {
   }
 }
 
-// Writes only what changed: a thousand rows drawn again cost no more than what moved.
-function set(el, text) {
+// Writes only what changed: a row drawn again costs no more than what moved.
+export function set(el, text) {
   if (el.textContent !== text) el.textContent = text;
 }
 
-function attr(el, name, value) {
+export function attr(el, name, value) {
   if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }

@@ -1,20 +1,22 @@
 // The demo's state: one record (an "entry") per upload of this page, in the order added, and
 // the totals over them that the overall line shows. What the module reports is written here
-// (uploads.js); what the page shows is drawn from here (rows.js), a few times a second at
-// most, never once per event. Nothing in this file touches the DOM.
+// (uploads.js); what the page shows is drawn from here (list.js, rows.js), a few times a
+// second at most, never once per event. Nothing in this file touches the DOM.
 //
-// An entry's fields, written by uploads.js and read by rows.js:
+// An entry's fields, written by uploads.js and read by list.js and rows.js:
 //   id, file        the File (or what a row shows of a stream or an unfinished upload: name,
 //                   size, type; `plain` is the File a gzip stream compresses)
 //   from            where the bytes come from when not from `file` itself: { stream, handle,
-//                   unfinished, picked } (uploads.js, addFile)
+//                   unfinished, picked } (uploads.js)
 //   settings        the page's settings when the file was added (controls.js, settings())
 //   state           the upload's state (docs/api.md, "The upload object")
 //   loaded, confirmed, total, progress   the last progress report; total is 0 for a stream
 //                   until its end is read
 //   requests, retries, restarts, kept    counts for the row's summary
 //   log             the request log's lines: { cells: [[text, class]], cls, title, tr }
-//   error, notice, md5, meta             what the row says once the upload has ended
+//   error, notice, md5, md5Text, meta    what the row says once the upload has ended
+//   open            the user opened its request log or metadata (list.js): it stays expanded
+//   row, stale      its row, once made (rows.js), and whether it changed while out of the page
 
 /** The states in which an upload is under way (or waits its turn). */
 export const LIVE = new Set(["queued", "starting", "uploading", "retrying", "offline"]);
@@ -31,19 +33,19 @@ export const entries = [];
  */
 export const totals = { files: 0, bytes: 0, sent: 0, byState: new Map() };
 
-/** Entries changed since they were last drawn (rows.js draws them, in this order). */
+/** Entries changed since they were last drawn (list.js draws them, in this order). */
 export const dirty = new Set();
 let onChange = () => {};
 
-/** Tells the drawing side that something changed (rows.js). */
+/** Tells the drawing side that something changed (list.js). */
 export function watchChanges(fn) {
   onChange = fn;
 }
 
-/** Marks an entry to be drawn again. */
-export function touch(entry) {
+/** Marks an entry to be drawn again (soon: at once, for a new one). */
+export function touch(entry, soon = false) {
   dirty.add(entry);
-  onChange();
+  onChange(soon);
 }
 
 let nextID = 1;
@@ -68,7 +70,7 @@ export function newEntry(file, from, settings) {
   if (liveCount() === 0) rate.restart(); // a batch begins
   count(entry.state, +1);
   recount(entry);
-  touch(entry);
+  touch(entry, true);
   return entry;
 }
 

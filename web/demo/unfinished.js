@@ -6,7 +6,7 @@
 // same file picked or dropped again goes on with the record) until it ends.
 
 import { fmtBytes, fmtDuration } from "./format.js";
-import { announce } from "./rows.js";
+import { announce } from "./list.js";
 import { entries, liveCount } from "./state.js";
 import { settings, showNote, uploadURL } from "./controls.js";
 import { addUnfinished } from "./uploads.js";

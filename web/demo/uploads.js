@@ -1,23 +1,30 @@
-// Starting uploads, and writing what the module reports into state.js (rows.js draws it).
+// Starting uploads, and writing what the module reports into state.js (list.js and rows.js
+// draw it).
 //
-// Files go through one mu.queue, six at a time (docs/api.md, "Many files: a queue"): a
-// thousand uploads started at once would each wait inside the browser with their timers
-// running. They are handed to the queue a few milliseconds' worth per task, so that a
-// thousand files dropped at once never hold the page. A stream (a recording, a file gzipped
-// on the fly) and an unfinished upload picked up again start at once: someone is waiting for
-// that one.
+// Files go through mu.queue, six at a time (docs/api.md, "Many files: a queue"): a thousand
+// uploads started at once would each wait inside the browser with their timers running. They
+// are handed to the queue a few milliseconds' worth per task, so that a thousand files dropped
+// at once never hold the page, and in lots of LOT: a queue keeps every upload added to it
+// (q.uploads) with its listeners for as long as the page holds the queue, and a thousand
+// uploads' worth made each pass of Chromium's collector hold the page 50-85 ms. So the next
+// files go to a new queue once every upload of the current lot has started (for a moment up
+// to twice six run), and a lot's queue is let go when its uploads have ended. A stream (a
+// recording, a file gzipped on the fly) and an unfinished upload picked up again start at
+// once: someone is waiting for that one.
 //
 // The module's verdict is the md5 check a row shows: every upload asks for checksum "md5" (or
 // "both"), so the module hashes what it sends and compares it with the md5Hash the server
 // answers; a difference fails the upload with checksum_mismatch.
 
 import { fmtBytes, fmtDuration, fmtError, describeRange, withoutQuery } from "./format.js";
-import { announce } from "./rows.js";
+import { announce } from "./list.js";
 import { liveCount, newEntry, setProgress, setState, touch } from "./state.js";
 import { uploadURL } from "./controls.js";
 
+const LOT = 100;
+
 let mu = null;
-let queue = null;
+let lot = null; // { queue, ups }: the queue files go to now, and the uploads added to it
 const pending = []; // entries not handed to the module yet, in order
 let feeding = null;
 let hooks = { started() {}, settled() {} };
@@ -30,7 +37,6 @@ export function initUploads(h) {
 /** The module is loaded: what was added meanwhile starts. */
 export function moduleLoaded(m) {
   mu = m;
-  queue = mu.queue();
   feed();
 }
 
@@ -91,8 +97,24 @@ export function addUnfinished(u, picked, s) {
 function feed() {
   if (!mu || feeding !== null) return;
   const end = performance.now() + 4;
-  while (pending.length && performance.now() < end) start(pending.shift());
+  while (pending.length && performance.now() < end) {
+    const { from } = pending[0];
+    // A full lot with uploads still waiting: the next starts then (stateChanged feeds).
+    if (!from.stream && !from.unfinished && !lotFor()) return;
+    start(pending.shift());
+  }
   if (pending.length) feedSoon();
+}
+
+// The lot a file goes to: the current one, a new one once the current is full and every upload
+// of it has started, or null while it is full and some wait.
+function lotFor() {
+  if (lot && lot.ups.length >= LOT) {
+    if (lot.ups.some((up) => up.state === "queued")) return null;
+    lot = null; // its queue is let go once its uploads have ended
+  }
+  lot ??= { queue: mu.queue(), ups: [] };
+  return lot;
 }
 
 function feedSoon() {
@@ -128,6 +150,12 @@ function start(entry, sessionURL) {
     // The module hashes what it sends and compares with the server's hashes: the row's md5
     // check is its verdict.
     checksum: s.checksum === "both" ? "both" : "md5",
+    // Callbacks rather than listeners: a thousand uploads' listeners are tens of thousands of
+    // the browser's objects for its collector to trace, which held the page 50-85 ms at a time.
+    onStateChange: (state) => stateChanged(entry, state),
+    onProgress: (p) => progress(entry, p),
+    onRetry: (r) => retryLine(entry, r),
+    onRequest: (r) => requestLine(entry, r),
   };
   if (s.chunkSize !== undefined && !(from.stream && s.chunkSize === 0)) opts.chunkSize = s.chunkSize;
   // A media upload has no room for metadata: its name travels in the URL.
@@ -149,7 +177,9 @@ function start(entry, sessionURL) {
     } else if (from.stream) {
       up = mu.upload(from.stream.make(), opts);
     } else {
-      up = queue.add(from.handle && opts.resume ? from.handle : file, opts);
+      lot ??= { queue: mu.queue(), ups: [] }; // a failed upload tried again goes to the lot of the moment
+      up = lot.queue.add(from.handle && opts.resume ? from.handle : file, opts);
+      lot.ups.push(up);
     }
   } catch (err) {
     // The API promises not to throw; show it in the row all the same.
@@ -157,21 +187,29 @@ function start(entry, sessionURL) {
     return;
   }
   entry.up = up;
-  up.addEventListener("statechange", (e) => {
-    setState(entry, e.state);
-    if (e.state === "paused") tell(`${file.name}: paused`, null);
-  });
-  up.addEventListener("progress", (e) => progress(entry, e));
-  up.addEventListener("retry", (e) => retryLine(entry, e));
-  up.addEventListener("request", (e) => requestLine(entry, e));
+  stateChanged(entry, up.state);
   up.promise.then((res) => done(entry, res), (err) => fail(entry, err));
+}
+
+// The upload's state, as its callback reports it, or as it is at once after pause(), resume()
+// or abort() (an upload waiting in the queue reports no callback of its own: only a started
+// one does).
+function stateChanged(entry, state) {
+  if (entry.state === state || !state) return;
+  const started = entry.state === "queued";
+  setState(entry, state);
+  if (started && pending.length) feedSoon(); // a full lot may take no more until its last starts
+  if (state === "paused") tell(`${entry.file.name}: paused`, null);
 }
 
 // ---------------------------------------------------------------- what the rows' buttons do
 
 export const actions = {
   pause(entry) {
-    if (entry.up) return void entry.up.pause();
+    if (entry.up) {
+      entry.up.pause();
+      return void stateChanged(entry, entry.up.state);
+    }
     // Not handed to the module yet: held here.
     const i = pending.indexOf(entry);
     if (i < 0) return;
@@ -183,7 +221,10 @@ export const actions = {
     // A failed upload is tried again the way it began (an unfinished one's record knows the
     // session; a stream that can be made again from the start, from its session).
     if (entry.state === "failed") return start(entry, entry.from.unfinished ? undefined : entry.lastSessionURL);
-    if (entry.up) return void entry.up.resume();
+    if (entry.up) {
+      entry.up.resume();
+      return void stateChanged(entry, entry.up.state);
+    }
     if (entry.from.held) {
       entry.from.held = false;
       setState(entry, "queued");
@@ -192,7 +233,7 @@ export const actions = {
     }
   },
   cancel(entry) {
-    if (entry.up) return void entry.up.abort();
+    if (entry.up) return void entry.up.abort(); // its promise rejects: fail() says "cancelled"
     const i = pending.indexOf(entry);
     if (i >= 0) pending.splice(i, 1);
     if (i >= 0 || entry.from.held) fail(entry, { code: "aborted", message: "upload aborted" });
@@ -281,9 +322,20 @@ function retryLine(entry, r) {
   entry.retries++;
 }
 
+/**
+ * Lets go of what an ended upload no longer needs: its File (a thousand of them are the
+ * browser's objects for its collector to trace), its handle, its stream. The row keeps what it
+ * shows. A failed upload keeps them: Retry sends them again.
+ */
+function letGo(entry) {
+  const { name, size, type, lastModified, plain } = entry.file;
+  entry.file = { name, size, type, lastModified, plain: plain && { size: plain.size } };
+  entry.from = { stream: entry.from.stream && {}, handle: null, unfinished: null, picked: null };
+  entry.up = null; // settled: nothing left to pause or cancel
+}
+
 function done(entry, res) {
   const { file } = entry;
-  entry.up = null; // settled: nothing left to pause or cancel
   if (entry.from.stream) entry.total = Math.max(entry.total, entry.loaded);
   setProgress(entry, entry.total, entry.total, entry.total);
   setState(entry, "done");
@@ -294,6 +346,7 @@ function done(entry, res) {
   const hash = meta && (meta.md5Hash || meta.md5Checksum);
   entry.md5 = "match";
   entry.md5Text = `md5 ✓ match${hash ? ` (${hash})` : ""}${file.plain ? ", of the compressed bytes" : ""}`;
+  letGo(entry);
   touch(entry);
   tell(`${file.name}: uploaded`, "done");
   hooks.settled(entry);
@@ -311,6 +364,7 @@ function fail(entry, err) {
     entry.notice = entry.from.stream && !entry.total
       ? `Cancelled at ${fmtBytes(entry.confirmed)}; nothing more is sent.`
       : `Cancelled at ${fmtBytes(entry.confirmed)} of ${fmtBytes(entry.total)}; nothing more is sent.`;
+    letGo(entry);
     touch(entry);
     tell(`${entry.file.name}: cancelled`, "cancelled");
     hooks.settled(entry);
