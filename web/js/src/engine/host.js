@@ -96,6 +96,10 @@ const utf8 = new TextDecoder();
 
 const noop = () => {};
 
+// A request's timer that fires later than this was held up by its thread: the time it was late
+// is given back (send).
+const HELD_MS = 25;
+
 // Redirects (docs/protocol.md section 6). The protocol's 308 Resume Incomplete carries no
 // Location, and engines differ in what fetch does with such a 3xx:
 //   mode "error":  Chromium and WebKit hand it over; Firefox rejects (as the Fetch standard
@@ -270,9 +274,25 @@ export function createHost({ worker = false } = {}) {
 
       const ac = new AbortController();
       e.ac = ac;
-      // fetch never times out on its own: a stalled connection would hang for ever.
+      // fetch never times out on its own: a stalled connection would hang for ever. The bound
+      // counts only time this realm was free to take the answer: a timer that fires late (the
+      // thread was held: a page busy rendering, a thousand files at once) gives that time back,
+      // for an answer may be waiting behind it. WebKit runs a due timer before an answer
+      // already queued, and on a page held for seconds it took requests the server had answered
+      // for stalled, then the status queries after them, and failed the uploads (935 of 1,000
+      // reported network_error while the server held them all).
       let stalled = false;
-      const timer = timeoutMs > 0 ? setTimeout(() => ((stalled = true), ac.abort()), timeoutMs) : 0;
+      let timer = 0;
+      const arm = (ms) => {
+        const due = performance.now() + ms;
+        timer = setTimeout(() => {
+          const late = performance.now() - due;
+          if (late > HELD_MS) return void arm(late);
+          stalled = true;
+          ac.abort();
+        }, ms);
+      };
+      if (timeoutMs > 0) arm(timeoutMs);
       // From the first count that shows bytes still to take, the Go side watches the body
       // itself (core's Request.OnSent): the count, not the timer, says whether the request has
       // stalled (bytes that stop moving), so a link far slower than measured is not taken for a
