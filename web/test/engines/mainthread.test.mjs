@@ -1,9 +1,11 @@
 // The page never waits for the module (docs/api.md, "Where the module runs"): in every engine,
 // at the defaults, the worst delay of a 10 ms timer on the page's main thread (a probe of its
-// event loop) while load() runs, while a 1 GiB File from disk uploads with the default
-// checksum (CRC32C to a Cloud Storage URL), and while 1,000 small files go through mu.queue.
-// Each case prints its figure, and the bound is 50 ms (a case over it is measured once more
-// before the test fails: a shared machine stalls every page now and then).
+// event loop, web/test/probe.mjs) while load() runs, while a 1 GiB File from disk uploads with
+// the default checksum (CRC32C to a Cloud Storage URL), and while 1,000 small files go through
+// mu.queue. The same timer runs in a Worker beside it: where that one was late over the same
+// moment, the machine held both threads (two shared cores, the server, the browser's other
+// processes), and that much is not the page's own. Each case prints both figures; the page's
+// own delay must be at most 50 ms (a case over it is measured once more before the test fails).
 // Run: node --test web/test/engines/mainthread.test.mjs   (MEDIAUPLOAD_ENGINES=firefox for one)
 
 import assert from "node:assert/strict";
@@ -13,26 +15,13 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MiB, forEachEngine, md5Base64, pseudoRandomBytes, useEnv } from "../harness.mjs";
+import { startProbe, stopProbe } from "../probe.mjs";
 
 const BOUND_MS = 50;
 const GiB = 1024 * MiB;
 
-// The probe, in the page: a 10 ms timer set again each time it fires; worst is the longest it
-// came late. window.probe.start() / stop() -> { worst, fired, ms }.
-const PROBE = `<!doctype html><meta charset="utf-8"><script src="/test/errors.js"></script>
-<input type="file" id="pick">
-<script>
-window.probe = {
-  start() {
-    const p = { worst: 0, fired: 0, t0: performance.now(), on: true };
-    const arm = () => { const due = performance.now() + 10; setTimeout(() => tick(due), 10); };
-    const tick = (due) => { if (!p.on) return; p.worst = Math.max(p.worst, performance.now() - due); p.fired++; arm(); };
-    arm();
-    this.p = p;
-  },
-  stop() { const p = this.p; p.on = false; return { worst: Math.round(p.worst), fired: p.fired, ms: Math.round(performance.now() - p.t0) }; },
-};
-</script>`;
+const PAGE = `<!doctype html><meta charset="utf-8"><script src="/test/errors.js"></script>
+<input type="file" id="pick">`;
 
 forEachEngine((engine) => {
   let env, ref, dir;
@@ -40,46 +29,58 @@ forEachEngine((engine) => {
   const { test, unique } = useEnv(async (e) => {
     env = e;
     ref = e.ref;
-    env.web.page("/test/probe.html", PROBE);
+    env.web.page("/test/probe.html", PAGE);
     dir = mkdtempSync(join(tmpdir(), "mediaupload-mainthread-"));
   }, { engine, timeout: 300_000 });
 
-  // A fresh page with the probe, for one case.
-  const probed = async (body, arg) => {
+  // A fresh page for one case: setup(p) readies it, then run(p) runs the case with the probe
+  // (web/test/probe.mjs) started before it and stopped after; resolves to both results.
+  const probed = async (setup, run) => {
     const p = await env.openPage("/test/probe.html");
     try {
-      return await body(p, arg);
+      await setup(p);
+      await p.evaluate(startProbe);
+      const out = await run(p);
+      return { ...out, ...(await p.evaluate(stopProbe)) };
     } finally {
       await p.close();
     }
   };
-  const report = (what, out) => console.log(`# ${env.engineVersion}: ${what}: the page's worst event-loop delay ${out.worst} ms over ${(out.ms / 1000).toFixed(1)} s (${out.fired} ticks)${out.note ? "; " + out.note : ""}`);
-  // Runs a case; a delay over the bound is measured once more before the test fails, since a
-  // shared machine stalls every page now and then (a busy core is not the module's doing).
+  const ms = (n) => n.toFixed(0);
+  const report = (what, out) =>
+    console.log(
+      `# ${env.engineVersion}: ${what}: the page's worst event-loop delay ${ms(out.worst)} ms, its own ${ms(out.own)} ms ` +
+        `(a worker's timer was as late as the rest; its worst ${ms(out.control)} ms) over ${(out.ms / 1000).toFixed(1)} s; ` +
+        `delays over 50 ms [from start, late, the worker's]: ${JSON.stringify(out.stalls.map((s) => s.map(Math.round)))}` +
+        `${out.note ? "; " + out.note : ""}`,
+    );
+  // Runs a case; the page's own delay over the bound is measured once more before the test
+  // fails, since a shared machine stalls every page now and then (a busy core is not the
+  // module's doing).
   const within = async (what, measure) => {
     let out = await measure();
     report(what, out);
     assert.equal(out.mode, "worker", "the default runs the module in a Worker");
-    if (out.worst > BOUND_MS) {
+    if (out.own > BOUND_MS) {
       out = await measure();
       report(what + " (again)", out);
     }
-    assert.ok(out.worst <= BOUND_MS, `${what}: the page stood still ${out.worst} ms (bound ${BOUND_MS} ms)`);
+    assert.ok(out.own <= BOUND_MS, `${what}: the page's own thread stood still ${ms(out.own)} ms (bound ${BOUND_MS} ms)`);
     return out;
   };
 
   test("load(): the page goes on while the module loads", async () => {
     await within("load()", () =>
-      probed((p) =>
-        p.evaluate(async () => {
-          const { load } = await import("/dist/mediaupload.js");
-          probe.start();
-          const t0 = performance.now();
-          const mu = await load();
-          const loaded = performance.now() - t0;
-          await new Promise((r) => setTimeout(r, 100)); // what the load left behind runs too
-          return { ...probe.stop(), mode: mu.mode, note: `load() took ${Math.round(loaded)} ms` };
-        }),
+      probed(
+        (p) => p.evaluate(() => import("/dist/mediaupload.js").then((m) => void (window.mu = m))),
+        (p) =>
+          p.evaluate(async () => {
+            const t0 = performance.now();
+            const mu = await window.mu.load();
+            const loaded = performance.now() - t0;
+            await new Promise((r) => setTimeout(r, 100)); // what the load left behind runs too
+            return { mode: mu.mode, note: `load() took ${Math.round(loaded)} ms` };
+          }),
       ),
     );
   });
@@ -99,19 +100,23 @@ forEachEngine((engine) => {
     try {
       await within("a 1 GiB File, default checksum", async () => {
         const name = unique("gib");
-        const out = await probed(async (p, url) => {
-          await p.setInputFiles("#pick", path);
-          return p.evaluate(async (url) => {
-            const { load } = await import("/dist/mediaupload.js");
-            const mu = await load();
-            const file = document.getElementById("pick").files[0];
-            probe.start();
-            const t0 = performance.now();
-            const res = await mu.upload(file, { url }).then((r) => ({ status: r.status }), (e) => ({ code: e.code, message: e.message }));
-            const s = (performance.now() - t0) / 1000;
-            return { ...probe.stop(), ...res, mode: mu.mode, note: `${(file.size / 1e6 / s).toFixed(0)} MB/s` };
-          }, url);
-        }, ref.uploadURL(name));
+        const out = await probed(
+          async (p) => {
+            await p.setInputFiles("#pick", path);
+            await p.evaluate(async () => {
+              const { load } = await import("/dist/mediaupload.js");
+              window.mu = await load();
+            });
+          },
+          (p) =>
+            p.evaluate(async (url) => {
+              const file = document.getElementById("pick").files[0];
+              const t0 = performance.now();
+              const res = await mu.upload(file, { url }).then((r) => ({ status: r.status }), (e) => ({ code: e.code, message: e.message }));
+              const s = (performance.now() - t0) / 1000;
+              return { ...res, mode: mu.mode, note: `${(file.size / 1e6 / s).toFixed(0)} MB/s` };
+            }, ref.uploadURL(name)),
+        );
         assert.ok(out.status === 200 || out.status === 201, JSON.stringify(out));
         const obj = await ref.object(name);
         assert.equal(obj.md5Hash, digest, "stored byte-exact");
@@ -131,22 +136,24 @@ forEachEngine((engine) => {
     await within("1,000 small files through mu.queue", async () => {
       const prefix = unique("q");
       const out = await probed(
-        async (p, arg) =>
-          p.evaluate(async ({ url, sizes, prefix }) => {
+        (p) =>
+          p.evaluate(async (sizes) => {
             const { load } = await import("/dist/mediaupload.js");
-            const mu = await load();
+            window.mu = await load();
             const { pseudoRandomBytes } = await import("/test/random.mjs");
-            const blobs = sizes.map((n, i) => new Blob([pseudoRandomBytes(n, 1000 + i)]));
-            probe.start();
+            window.blobs = sizes.map((n, i) => new Blob([pseudoRandomBytes(n, 1000 + i)]));
+          }, sizes),
+        (p) =>
+          p.evaluate(async ({ url, prefix }) => {
             const t0 = performance.now();
             const q = mu.queue();
             const ups = blobs.map((b, i) => q.add(b, { url: `${url}?name=${prefix}-${i}` }));
+            const added = performance.now() - t0; // one task: the page's loop and add()'s own work
             const results = await Promise.allSettled(ups.map((u) => u.promise));
             const s = (performance.now() - t0) / 1000;
             const failed = results.filter((r) => r.status === "rejected").map((r) => r.reason?.code + ": " + r.reason?.message);
-            return { ...probe.stop(), mode: mu.mode, failed: failed.slice(0, 5), failures: failed.length, note: `${(sizes.length / s).toFixed(0)} files/s` };
-          }, arg),
-        { url: ref.uploadURL("x").replace(/\?.*$/, ""), sizes, prefix },
+            return { mode: mu.mode, failed: failed.slice(0, 5), failures: failed.length, note: `${(blobs.length / s).toFixed(0)} files/s; the 1,000 add() calls took ${added.toFixed(0)} ms` };
+          }, { url: ref.uploadURL("x").replace(/\?.*$/, ""), prefix }),
       );
       assert.equal(out.failures, 0, `reported failed: ${out.failures} (${out.failed.join("; ")})`);
       const objects = new Map((await ref.objects()).map((o) => [o.name, o]));
