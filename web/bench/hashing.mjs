@@ -7,8 +7,9 @@
 //     beside hash-wasm's own over the same bytes, read by stream() and the module's way;
 //   - uploads: a 256 MiB Blob and a 1 GiB File at the defaults (CRC32C to a Cloud Storage URL)
 //     against checksum: false, with the page's worst event-loop delay (a 10 ms timer) during
-//     each; target: the default keeps 0.90 of the rate without (WebKit: 0.90 of the lower of
-//     that rate and the engine's fastest read in a Worker, printed beside it);
+//     each, and its own (web/test/probe.mjs); target: the default keeps 0.90 of the rate
+//     without (WebKit: 0.90 of the lower of that rate and the engine's fastest read in a
+//     Worker, printed beside it);
 //   - load(): how long it takes and the page's worst delay meanwhile, in a Worker (the
 //     default) and on the page;
 //   - 1,000 small files (5-50 KB) through mu.queue at the defaults, each mode: files a second
@@ -28,6 +29,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { enginesUnderTest } from "../test/browsers.mjs";
 import { MiB, md5Base64, pseudoRandomBytes, startAll } from "../test/harness.mjs";
+import { startProbe, stopProbe } from "../test/probe.mjs";
 import { median, pickedIn } from "./common.mjs";
 
 const RUNS = Number(process.env.BENCH_HASH_RUNS ?? 2);
@@ -43,15 +45,14 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>checksum bench</title>
 <script src="/test/errors.js"></script>
 <input type="file" id="pick">
 <script>
+// web/test/probe.mjs's probe: the page's worst delay, and its own (less what a Worker's timer
+// beside it was late for as well: the machine's).
 window.probe = {
-  start() {
-    const p = { worst: 0, on: true };
-    const arm = () => { const due = performance.now() + 10; setTimeout(() => tick(due), 10); };
-    const tick = (due) => { if (!p.on) return; p.worst = Math.max(p.worst, performance.now() - due); arm(); };
-    arm();
-    this.p = p;
+  start: ${startProbe},
+  async stop() {
+    const r = await (${stopProbe})();
+    return { worst: Math.round(r.worst), own: Math.round(r.own) };
   },
-  stop() { this.p.on = false; return Math.round(this.p.worst); },
 };
 </script>
 <script type="module">
@@ -62,6 +63,8 @@ window.probe = {
   window.ready = "ok";
 </script>`;
 
+/** The worst of rounds' probe figures: "N ms (its own M)". */
+const delays = (rounds) => `${Math.max(...rounds.map((r) => r.worst.worst))} ms (its own ${Math.max(...rounds.map((r) => r.worst.own))})`;
 const mbs = (bytes, ms) => bytes / 1e6 / (ms / 1000);
 const best = (rounds) => Object.fromEntries(Object.keys(rounds[0]).map((k) => [k, Math.max(...rounds.map((r) => r[k]))]));
 
@@ -141,7 +144,7 @@ export async function benchHashing() {
                   probe.start();
                   const t0 = performance.now();
                   const res = await mu.upload(b, how === "none" ? { url, checksum: false } : { url }).then(() => "", (e) => `${e.code}: ${e.message}`);
-                  return { ms: performance.now() - t0, worst: probe.stop(), error: res, mode: mu.mode };
+                  return { ms: performance.now() - t0, worst: await probe.stop(), error: res, mode: mu.mode };
                 }, [source, how, env.ref.uploadURL(name)]);
                 const obj = await env.ref.object(name);
                 if (r.error || obj?.md5Hash !== md5) problems.push(`${how}, round ${i + 1}: ${r.error || "stored object differs"}`);
@@ -157,7 +160,7 @@ export async function benchHashing() {
               `  ${v}, ${source === "blob" ? "a 256 MiB Blob" : `a ${size / MiB} MiB File`} (${t.auto[0]?.mode}): default ${auto.toFixed(0)} MB/s, ` +
                 `checksum false ${none.toFixed(0)} MB/s, fastest read ${fastest[source] ?? "-"} MB/s: ` +
                 `${ratio.toFixed(2)} of ${engine === "webkit" ? "the lower" : "the rate without"} (target 0.90: ${ratio >= 0.9 ? "met" : "not met"}); ` +
-                `the page's worst delay ${Math.max(...t.auto.map((r) => r.worst))} ms with, ${Math.max(...t.none.map((r) => r.worst))} ms without`,
+                `the page's worst delay ${delays(t.auto)} with, ${delays(t.none)} without`,
             );
             for (const p of problems) console.log(`    ${p}`);
           }
@@ -175,13 +178,13 @@ export async function benchHashing() {
                   const mu = await load(worker === null ? undefined : { worker });
                   const ms = performance.now() - t0;
                   await new Promise((r) => setTimeout(r, 100));
-                  return { ms, worst: probe.stop(), mode: mu.mode };
+                  return { ms, worst: await probe.stop(), mode: mu.mode };
                 }, worker ?? null));
               } finally {
                 await p.close();
               }
             }
-            console.log(`  ${v}, load() ${worker === false ? "with worker: false" : "(the default)"}: ${rs[0].mode}, ${median(rs.map((r) => r.ms)).toFixed(0)} ms (median of ${rs.length}), the page's worst delay ${Math.max(...rs.map((r) => r.worst))} ms`);
+            console.log(`  ${v}, load() ${worker === false ? "with worker: false" : "(the default)"}: ${rs[0].mode}, ${median(rs.map((r) => r.ms)).toFixed(0)} ms (median of ${rs.length}), the page's worst delay ${delays(rs)}`);
           }
         }
         if (parts.includes("files")) {
@@ -198,11 +201,11 @@ export async function benchHashing() {
                 const t0 = performance.now();
                 const q = mu.queue();
                 const done = await Promise.allSettled(blobs.map((b, i) => q.add(b, { url: `${url}?name=small-${i}` }).promise));
-                return { ms: performance.now() - t0, worst: probe.stop(), failed: done.filter((d) => d.status === "rejected").length, mode: mu.mode };
+                return { ms: performance.now() - t0, worst: await probe.stop(), failed: done.filter((d) => d.status === "rejected").length, mode: mu.mode };
               }, [env.ref.uploadURL("x").replace(/\?.*$/, ""), sizes, worker ?? null]);
               const objects = new Map((await env.ref.objects()).map((o) => [o.name, o.md5Hash]));
               const wrong = sizes.filter((n, i) => objects.get(`small-${i}`) !== md5Base64(pseudoRandomBytes(n, i))).length;
-              console.log(`  ${v}, 1,000 files of 5-50 KB through mu.queue (${r.mode}): ${(SMALL / (r.ms / 1000)).toFixed(0)} files/s, the page's worst delay ${r.worst} ms; ${r.failed} failed, ${wrong} stored wrong`);
+              console.log(`  ${v}, 1,000 files of 5-50 KB through mu.queue (${r.mode}): ${(SMALL / (r.ms / 1000)).toFixed(0)} files/s, the page's worst delay ${delays([r])}; ${r.failed} failed, ${wrong} stored wrong`);
               await env.ref.reset();
             } finally {
               await p.close();
