@@ -4,10 +4,11 @@
 // they are self-contained, and keep their state in window.__probe.
 
 /**
- * Starts the probe of the page's event loop (run in the page, by evaluate): a 10 ms timer, and how late each one
- * fires. Beside it, the same timer in a Worker of the page, whose thread the page's tasks do not
- * hold: where the worker's timer was late over the same moment, the machine (two shared cores,
- * other processes) held both, and that much of the page's delay is not the page's own.
+ * Starts the probe of the page's event loop (run in the page, by evaluate): a 10 ms timer, and
+ * how late each one fires. Beside it, the same timer in a Worker of the page, whose thread the
+ * page's tasks do not hold: where the worker's timer was late over the same moment, the machine
+ * (two shared cores, other processes) held both, and that much of the page's delay is not the
+ * page's own.
  */
 export function startProbe() {
   const clock = () => performance.timeOrigin + performance.now(); // the same clock in the worker
@@ -26,7 +27,8 @@ export function startProbe() {
     const tick = () => { const now = clock(); if (now - last - 10 > 5) late.push([last + 10, now]); last = now; setTimeout(tick, 10); };
     setTimeout(tick, 10);
     onmessage = () => postMessage(late);`;
-  probe.worker = new Worker(URL.createObjectURL(new Blob([src], { type: "text/javascript" })));
+  probe.url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+  probe.worker = new Worker(probe.url);
 }
 
 /**
@@ -39,6 +41,7 @@ export async function stopProbe() {
   probe.worker.postMessage("");
   const control = await new Promise((resolve) => (probe.worker.onmessage = (e) => resolve(e.data)));
   probe.worker.terminate();
+  URL.revokeObjectURL(probe.url);
   let own = 0, controlWorst = 0;
   const stalls = [];
   for (const [due, fired] of probe.late) {
