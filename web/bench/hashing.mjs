@@ -9,13 +9,18 @@
 //     against checksum: false, with the page's worst event-loop delay (a 10 ms timer) during
 //     each, and its own (web/test/probe.mjs); target: the default keeps 0.90 of the rate
 //     without (WebKit: 0.90 of the lower of that rate and the engine's fastest read in a
-//     Worker, printed beside it);
+//     Worker, printed beside it); and the machine's CPU over each (all processes: browser,
+//     servers, bench; /proc/stat), in core-seconds an upload and the cores kept busy: where
+//     the upload without a checksum already keeps every core busy, the hashing's CPU comes
+//     out of the upload's, and the ratio is the CPU's, not the module's;
 //   - load(): how long it takes and the page's worst delay meanwhile, in a Worker (the
 //     default) and on the page;
 //   - 1,000 small files (5-50 KB) through mu.queue at the defaults, each mode: files a second
 //     and the page's worst delay.
-// Best of BENCH_HASH_RUNS rounds (default 2) for reads and hashes, medians for the rest. Every
-// upload's stored MD5 is checked.
+// Best of BENCH_HASH_RUNS rounds (default 2) for reads and hashes; the uploads
+// BENCH_HASH_UPLOAD_RUNS rounds (default 5) each way, alternating, with the median and the
+// spread (single rounds of the same upload differ by half on two shared cores); medians for
+// the rest. Every upload's stored MD5 is checked.
 //
 // Environment: BENCH_HASH_ENGINES (default MEDIAUPLOAD_ENGINES, else all three),
 // BENCH_HASH_PARTS (reads, uploads, load, files; default all), BENCH_HASH_RUNS,
@@ -23,8 +28,8 @@
 
 import { build } from "esbuild";
 import { createHash, randomFillSync } from "node:crypto";
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { enginesUnderTest } from "../test/browsers.mjs";
@@ -33,6 +38,7 @@ import { startProbe, stopProbe } from "../test/probe.mjs";
 import { median, pickedIn } from "./common.mjs";
 
 const RUNS = Number(process.env.BENCH_HASH_RUNS ?? 2);
+const UPLOAD_RUNS = Number(process.env.BENCH_HASH_UPLOAD_RUNS ?? 5);
 const BLOB = 256 * MiB;
 const READ_FILE = 256 * MiB;
 const FILE = Number(process.env.BENCH_HASH_FILE_MIB ?? 1024) * MiB;
@@ -63,6 +69,24 @@ window.probe = {
   window.ready = "ok";
 </script>`;
 
+// The machine's busy CPU time so far, in seconds (/proc/stat's first line: user, nice, system,
+// idle, iowait, irq, softirq, steal in USER_HZ, 100 a second on Linux); null elsewhere.
+function busySeconds() {
+  try {
+    const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    return (user + nice + system + irq + softirq + (steal || 0)) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** "1.9 core-s, 1.95 of 2 cores busy": the median CPU of rounds { cpu, ms }. */
+const cpuOf = (rs) => {
+  if (rs.some((r) => r.cpu === null)) return "CPU not measured";
+  const cpu = median(rs.map((r) => r.cpu));
+  return `${cpu.toFixed(2)} core-s, ${(cpu / (median(rs.map((r) => r.ms)) / 1000)).toFixed(2)} of ${availableParallelism()} cores busy`;
+};
+
 /** The worst of rounds' probe figures: "N ms (its own M)". */
 const delays = (rounds) => `${Math.max(...rounds.map((r) => r.worst.worst))} ms (its own ${Math.max(...rounds.map((r) => r.worst.own))})`;
 const mbs = (bytes, ms) => bytes / 1e6 / (ms / 1000);
@@ -89,7 +113,7 @@ export async function benchHashing() {
       for (let n = 0; n < BLOB; n += MiB) h.update(block);
       return h.digest("base64");
     })();
-    console.log(`checksum: reads, hashes, uploads with and without the default CRC32C, load() and 1,000 small files; loopback, ${RUNS} rounds`);
+    console.log(`checksum: reads, hashes, uploads with and without the default CRC32C, load() and 1,000 small files; loopback, ${RUNS} rounds (uploads ${UPLOAD_RUNS})`);
     for (const engine of engines) {
       const env = await startAll({ engine });
       try {
@@ -135,9 +159,10 @@ export async function benchHashing() {
             const md5 = source === "blob" ? blobMD5 : bigFile.md5;
             const t = { auto: [], none: [] };
             const problems = [];
-            for (let i = 0; i < RUNS; i++) {
+            for (let i = 0; i < UPLOAD_RUNS; i++) {
               for (const how of i % 2 ? ["none", "auto"] : ["auto", "none"]) {
                 const name = `hash-${engine}-${source}-${how}-${i}`;
+                const cpu0 = busySeconds();
                 const r = await page.evaluate(async ([source, how, url]) => {
                   const b = source === "blob" ? window.blob : document.getElementById("pick").files[0];
                   const mu = await (await import("/dist/mediaupload.js")).load();
@@ -146,6 +171,7 @@ export async function benchHashing() {
                   const res = await mu.upload(b, how === "none" ? { url, checksum: false } : { url }).then(() => "", (e) => `${e.code}: ${e.message}`);
                   return { ms: performance.now() - t0, worst: await probe.stop(), error: res, mode: mu.mode };
                 }, [source, how, env.ref.uploadURL(name)]);
+                r.cpu = cpu0 === null ? null : busySeconds() - cpu0; // (the page's probe and load() too: a few ms)
                 const obj = await env.ref.object(name);
                 if (r.error || obj?.md5Hash !== md5) problems.push(`${how}, round ${i + 1}: ${r.error || "stored object differs"}`);
                 t[how].push(r);
@@ -153,15 +179,17 @@ export async function benchHashing() {
               }
             }
             const rate = (rs) => mbs(size, median(rs.map((r) => r.ms)));
+            const spread = (rs) => `${mbs(size, Math.max(...rs.map((r) => r.ms))).toFixed(0)}-${mbs(size, Math.min(...rs.map((r) => r.ms))).toFixed(0)}`;
             const [auto, none] = [rate(t.auto), rate(t.none)];
             const bound = engine === "webkit" && fastest[source] ? Math.min(none, fastest[source]) : none;
             const ratio = auto / bound;
             console.log(
-              `  ${v}, ${source === "blob" ? "a 256 MiB Blob" : `a ${size / MiB} MiB File`} (${t.auto[0]?.mode}): default ${auto.toFixed(0)} MB/s, ` +
-                `checksum false ${none.toFixed(0)} MB/s, fastest read ${fastest[source] ?? "-"} MB/s: ` +
+              `  ${v}, ${source === "blob" ? "a 256 MiB Blob" : `a ${size / MiB} MiB File`} (${t.auto[0]?.mode}): default ${auto.toFixed(0)} MB/s (${spread(t.auto)}), ` +
+                `checksum false ${none.toFixed(0)} MB/s (${spread(t.none)}), fastest read ${fastest[source] ?? "-"} MB/s: ` +
                 `${ratio.toFixed(2)} of ${engine === "webkit" ? "the lower" : "the rate without"} (target 0.90: ${ratio >= 0.9 ? "met" : "not met"}); ` +
                 `the page's worst delay ${delays(t.auto)} with, ${delays(t.none)} without`,
             );
+            console.log(`    the machine's CPU an upload: default ${cpuOf(t.auto)}; checksum false ${cpuOf(t.none)}`);
             for (const p of problems) console.log(`    ${p}`);
           }
         }
