@@ -430,7 +430,10 @@ export function createHost({ worker = false } = {}) {
       const e = entries.get(id);
       if (!e || e.hashing) return;
       e.hashing = new Hashing(kinds === "both" ? ["crc32c", "md5"] : [kinds]);
-      if (e.blob) e.hashing.readBlob(e.blob, (start, end) => readRange(e.blob, start, end));
+      // The slices it reads of a Blob made in memory are the Blob store's too, until this
+      // realm's collector runs: they count towards the next nudge (NUDGE_EVERY).
+      const inMemory = e.blob && !(e.blob instanceof File);
+      if (e.blob) e.hashing.readBlob(e.blob, (start, end) => readRange(e.blob, start, end).then((buf) => (inMemory && letGo(buf.byteLength), buf)));
     },
 
     digest(id, n, answer) {
