@@ -161,8 +161,8 @@ async function exchange(url, init, session) {
 // (docs/protocol.md section 6). On the page, the page's own allocations prompt a collection
 // now and then; a Worker allocates next to nothing, and there its collector ran so rarely that
 // every Blob uploaded stayed held (Chromium 156, 30 uploads of 16 MB Blobs: 109 Blobs, 990 MB,
-// the same 5 s later). So in a Worker, after each 8 MiB of settled Blobs made in memory, the
-// host makes an allocation the engine does count, an ArrayBuffer of 256 MiB let go at once
+// the same 5 s later). So in a Worker, after each 8 MiB of settled Blobs made in memory (or of
+// slices of them read for a checksum: hash.js), the host makes an allocation the engine does count, an ArrayBuffer of 256 MiB let go at once
 // (pages the system maps lazily and that are never written: 0-3 ms in every engine), which
 // prompts a full collection; a task later, so that the settled entry is out of reach by then.
 // With it the store stays at what Chromium keeps of recent requests' bodies (web/test/
@@ -199,7 +199,9 @@ async function readAnswer(res, session) {
 /** The host of one realm; worker: it runs in the module's Worker (see NUDGE_EVERY). */
 export function createHost({ worker = false } = {}) {
   const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause, hashing, pulled }
-  let settled = 0; // bytes of Blobs made in memory settled since the last nudge (NUDGE_EVERY)
+  // Bytes of Blobs made in memory settled (or read for a checksum) since the last nudge
+  // (NUDGE_EVERY).
+  let settled = 0;
   const letGo = (bytes) => {
     if (!worker || (settled += bytes) < NUDGE_EVERY) return;
     settled = 0;
@@ -430,10 +432,15 @@ export function createHost({ worker = false } = {}) {
       const e = entries.get(id);
       if (!e || e.hashing) return;
       e.hashing = new Hashing(kinds === "both" ? ["crc32c", "md5"] : [kinds]);
-      // The slices it reads of a Blob made in memory are the Blob store's too, until this
+      if (!e.blob) return;
+      // The slices it reads of a Blob made in memory hold the Blob store too, until this
       // realm's collector runs: they count towards the next nudge (NUDGE_EVERY).
-      const inMemory = e.blob && !(e.blob instanceof File);
-      if (e.blob) e.hashing.readBlob(e.blob, (start, end) => readRange(e.blob, start, end).then((buf) => (inMemory && letGo(buf.byteLength), buf)));
+      const inMemory = !(e.blob instanceof File);
+      e.hashing.readBlob(e.blob, async (start, end) => {
+        const buf = await readRange(e.blob, start, end);
+        if (inMemory) letGo(buf.byteLength);
+        return buf;
+      });
     },
 
     digest(id, n, answer) {
