@@ -8,7 +8,8 @@
 // (over HTTP/2: both report progress at the answers only). The emulated link has its one-second
 // queue (link-changes.mjs, QUEUE_MS: a request given up still delivers a second of the link);
 // BENCH_CHANGE_QUEUE_MS sets another (0: all dropped at once, the model before 2026-11-28).
-// One round each (a round of every scenario takes about five minutes per way); the figures are
+// One round each unless BENCH_CHANGE_ROUNDS says more (a round of every scenario takes about
+// five minutes per way); the figures are
 // those of web/test/engines/links.test.mjs, with the issue's targets beside them (Firefox's
 // drop: its own one PUT's ratio, the issue's decision).
 //
@@ -27,13 +28,30 @@ import { join } from "node:path";
 import { ENGINES } from "../test/browsers.mjs";
 import { pseudoRandomBytes, startAll } from "../test/harness.mjs";
 import { QUEUE_MS, describe, figures, linkConfig, scenarios } from "../test/link-changes.mjs";
-import { pickFile, pickedIn } from "./common.mjs";
+import { median, pickFile, pickedIn } from "./common.mjs";
 
-// The ways: [label, upload options].
-const WAYS = [
+// The ways: [label, upload options]. The first two run unless BENCH_CHANGE_WAYS picks others
+// by name ("defaults,one PUT,no checksum,one PUT, no checksum": the checksum's share of a drop;
+// "progress every 1.6 s": longer chunks where progress comes with answers).
+const ALL_WAYS = [
   ["defaults", {}],
   ["one PUT", { chunkSize: 0 }],
+  ["no checksum", { checksum: false }],
+  ["one PUT, no checksum", { chunkSize: 0, checksum: false }],
+  // Progress every 1.6 s rather than about every second: longer chunks, fewer round trips.
+  ["progress every 1.6 s", { progressIntervalMs: 1600 }],
 ];
+const WAYS = (() => {
+  const picked = process.env.BENCH_CHANGE_WAYS?.split(/,(?! )/).map((s) => s.trim()).filter(Boolean);
+  if (!picked) return ALL_WAYS.slice(0, 2);
+  const unknown = picked.filter((p) => !ALL_WAYS.some(([label]) => label === p));
+  if (unknown.length) throw new Error(`BENCH_CHANGE_WAYS: ${unknown.join(", ")}: not one of ${ALL_WAYS.map(([l]) => l).join("; ")}`);
+  return ALL_WAYS.filter(([label]) => picked.includes(label));
+})();
+// BENCH_CHANGE_ROUNDS runs each scenario that many times (default 1), each round every way in
+// turn, and prints the medians under them.
+const ROUNDS = Number(process.env.BENCH_CHANGE_ROUNDS ?? 1);
+if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1)) throw new Error(`BENCH_CHANGE_ROUNDS: a count, not ${process.env.BENCH_CHANGE_ROUNDS}`);
 
 const TRACE = process.env.BENCH_CHANGE_TRACE === "1";
 const QUEUE = process.env.BENCH_CHANGE_QUEUE_MS === undefined ? QUEUE_MS : Number(process.env.BENCH_CHANGE_QUEUE_MS);
@@ -94,6 +112,33 @@ function verdict(f, c, ratio = c.ratio) {
   return miss.length ? `not met: ${miss.join(", ")}` : "met";
 }
 
+// The ways in which the module sizes its chunks, each with the one PUT it is held to in Firefox.
+const ONE_PUT_OF = { defaults: "one PUT", "no checksum": "one PUT, no checksum", "progress every 1.6 s": "one PUT" };
+
+// The targets' verdict on f, an upload of scenario sc the way named; onePut: the figures of the
+// one PUT beside it (in Firefox, the drop's target is its own one PUT's time against the ideal:
+// the issue's decision). One PUT's own are not judged.
+function targets(engine, sc, way, f, onePut) {
+  if (!ONE_PUT_OF[way]) return "(the module's only)";
+  const ratio = engine === "firefox" && sc.checks.ratio && onePut ? onePut.ratio : sc.checks.ratio;
+  return verdict(f, sc.checks, ratio);
+}
+
+// The median of each of the figures the verdict reads, over rounds (common.mjs's: the upper of
+// an even count; first progress: null where any round had none).
+function medianFigures(fs) {
+  const pick = (k) => median(fs.map((f) => f[k]));
+  return {
+    tookMs: pick("tookMs"),
+    ratio: pick("ratio"),
+    firstMs: fs.some((f) => f.firstMs === null) ? null : pick("firstMs"),
+    gapMs: pick("gapMs"),
+    retries: Math.max(...fs.map((f) => f.retries)),
+    twice: Math.max(...fs.map((f) => f.twice)),
+    largest: Math.min(...fs.map((f) => f.largest)),
+  };
+}
+
 /** Runs the part and prints the figures. */
 export async function benchChanges() {
   const engines = pickedIn("BENCH_CHANGE_ENGINES") ?? ENGINES;
@@ -101,7 +146,7 @@ export async function benchChanges() {
   const all = scenarios({ full: true }).filter((s) => !picked || picked.some((p) => s.name.startsWith(p)));
   console.log(
     "links that change: the module at its defaults and one whole PUT over the reference server's emulated link with a " +
-      "schedule, one round; times from the upload's start, gaps and first progress from the change; the server's log for " +
+      `schedule, ${ROUNDS === 1 ? "one round" : `${ROUNDS} rounds, each way by turns`}; times from the upload's start, gaps and first progress from the change; the server's log for ` +
       `the bytes it read twice; the source ${SOURCE === "file" ? "a File on disk" : "a Blob in the page's memory"}; ` +
       `the link's queue (what a request given up still delivers) ${QUEUE} ms`,
   );
@@ -115,45 +160,62 @@ export async function benchChanges() {
       for (const [proto, over] of versions) {
         console.log(`  ${env.engineVersion}, ${proto}`);
         for (const [i, sc] of all.entries()) {
-          const lines = [];
-          let onePut = null; // the one PUT's figures, for Firefox's target
-          for (const [way, options] of WAYS) {
-            await page.reload();
-            await page.waitForFunction(() => window.T);
-            const run = async (s, seed) => {
-              const name = `changes-${engine}-${proto}-${i}-${way}-${seed}`.replace(/[^a-z0-9-]/gi, "");
-              await env.ref.clearLog();
-              const path = SOURCE === "file" ? await fileOnDisk(page, dir, s.size, seed) : null;
-              await env.ref.config(linkConfig(s.schedule, QUEUE));
-              let out;
-              try {
-                out = await page.evaluate(
-                  ({ url, size, seed, options, file }) =>
-                    T.run(file ? document.getElementById("changes-file").files[0] : T.blob(size, seed), { url, ...options }),
-                  { url: env.ref.uploadURL(name, over), size: s.size, seed, options: { ...s.options, ...options }, file: SOURCE === "file" },
-                );
-              } finally {
-                if (path) rmSync(path, { force: true });
-              }
-              await env.ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
-              const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
-              if (TRACE) trace(out, log, await page.evaluate(() => performance.timeOrigin));
-              if (!out.ok) return { error: out.error };
-              const problems = await env.checkStored(name, s.size, seed);
-              await env.ref.reset();
-              return { f: figures(out, log, s), problems };
-            };
-            if (sc.before) await run({ ...sc.before, changeMs: 0 }, 200 + i);
-            const r = await run(sc, i + 1);
-            if (way === "one PUT") onePut = r.f ?? null;
-            lines.push({ label: `    ${sc.name}, ${way}: `, way, r });
+          const rounds = []; // per round, each way's result: way -> { f, problems } or { error }
+          for (let round = 0; round < ROUNDS; round++) {
+            const results = new Map();
+            for (const [way, options] of WAYS) {
+              await page.reload();
+              await page.waitForFunction(() => window.T);
+              const run = async (s, seed) => {
+                const name = `changes-${engine}-${proto}-${i}-${way}-${seed}-${round}`.replace(/[^a-z0-9-]/gi, "");
+                await env.ref.clearLog();
+                const path = SOURCE === "file" ? await fileOnDisk(page, dir, s.size, seed) : null;
+                await env.ref.config(linkConfig(s.schedule, QUEUE));
+                let out;
+                try {
+                  out = await page.evaluate(
+                    ({ url, size, seed, options, file }) =>
+                      T.run(file ? document.getElementById("changes-file").files[0] : T.blob(size, seed), { url, ...options }),
+                    { url: env.ref.uploadURL(name, over), size: s.size, seed, options: { ...s.options, ...options }, file: SOURCE === "file" },
+                  );
+                } finally {
+                  if (path) rmSync(path, { force: true });
+                }
+                await env.ref.config({ link: { bitsPerSecond: 0, rttMs: 0 } });
+                const log = (await env.ref.log()).filter((e) => e.kind !== "preflight");
+                if (TRACE) trace(out, log, await page.evaluate(() => performance.timeOrigin));
+                if (!out.ok) return { error: out.error };
+                const problems = await env.checkStored(name, s.size, seed);
+                await env.ref.reset();
+                return { f: figures(out, log, s), problems };
+              };
+              if (sc.before) await run({ ...sc.before, changeMs: 0 }, 200 + i);
+              results.set(way, await run(sc, i + 1));
+            }
+            rounds.push(results);
+            const tag = ROUNDS > 1 ? ` (round ${round + 1})` : "";
+            for (const [way] of WAYS) {
+              const r = results.get(way);
+              const label = `    ${sc.name}, ${way}${tag}: `;
+              if (r.error) console.log(`${label}failed: ${r.error.code}: ${r.error.message}`);
+              else console.log(`${label}${describe(r.f)}${r.problems.length ? `; STORED WRONG: ${r.problems}` : ""}; targets ${targets(engine, sc, way, r.f, results.get(ONE_PUT_OF[way])?.f)}`);
+            }
           }
-          // Firefox's target for a drop is its own one PUT's time against the ideal (it holds
-          // each body back before its bytes leave: docs/performance.md).
-          const ratio = engine === "firefox" && sc.checks.ratio && onePut ? onePut.ratio : sc.checks.ratio;
-          for (const { label, way, r } of lines) {
-            if (r.error) console.log(`${label}failed: ${r.error.code}: ${r.error.message}`);
-            else console.log(`${label}${describe(r.f)}${r.problems.length ? `; STORED WRONG: ${r.problems}` : ""}; targets ${way === "defaults" ? verdict(r.f, sc.checks, ratio) : "(the module's only)"}`);
+          if (ROUNDS > 1) {
+            // The medians of each figure over the rounds, judged as one round is.
+            const medians = new Map();
+            for (const [way] of WAYS) {
+              const fs = rounds.map((r) => r.get(way)?.f).filter(Boolean);
+              if (fs.length) medians.set(way, medianFigures(fs));
+            }
+            for (const [way, m] of medians) {
+              console.log(
+                `    ${sc.name}, ${way}, medians of ${ROUNDS} rounds: took ${(m.tookMs / 1000).toFixed(2)} s (${m.ratio.toFixed(2)}x the ideal; ` +
+                  `rounds ${rounds.map((r) => r.get(way)?.f?.ratio.toFixed(2) ?? "failed").join(", ")}), first progress after the change ` +
+                  `${m.firstMs === null ? "-" : (m.firstMs / 1000).toFixed(2) + " s"}, longest gap after it ${(m.gapMs / 1000).toFixed(2)} s; ` +
+                  `targets ${targets(engine, sc, way, m, medians.get(ONE_PUT_OF[way]))}`,
+              );
+            }
           }
         }
       }
