@@ -37,10 +37,10 @@ const GiB = 1024 * MiB;
 // Blobs holds over a gigabyte here (about 1.6 GB measured before the fix) and fails long before.
 // The test collects the page's garbage; the module's Worker (where it runs by default) the
 // module has collect itself after each 8 MiB of settled Blobs (engine/host.js, NUDGE_EVERY),
-// which left 220-270 MB (the slices a checksum reads count apart in the figure) where the page
-// left 200-250, and 990 MB after 30 uploads without it. The checksum's slices count towards
-// the nudge too: without that, the crc32c case held 349-357 MB after 40 uploads (2026-11-29),
-// with it at most 240-246 MB, 194-216 at the end.
+// which left 220-270 MB where the page left 200-250, and 990 MB after 30 uploads without it.
+// The slices a checksum reads of a Blob count towards the nudge too: without that, the crc32c
+// case held 349-357 MB after 40 uploads (2026-11-29), with it at most 240-246 MB, 194-216 at
+// the end.
 const HELD_BOUND = 320 * MiB;
 let env, ref;
 const { test } = useEnv((e) => {

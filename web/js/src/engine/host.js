@@ -162,12 +162,13 @@ async function exchange(url, init, session) {
 // now and then; a Worker allocates next to nothing, and there its collector ran so rarely that
 // every Blob uploaded stayed held (Chromium 156, 30 uploads of 16 MB Blobs: 109 Blobs, 990 MB,
 // the same 5 s later). So in a Worker, after each 8 MiB of settled Blobs made in memory (or of
-// slices of them read for a checksum: hash.js), the host makes an allocation the engine does count, an ArrayBuffer of 256 MiB let go at once
-// (pages the system maps lazily and that are never written: 0-3 ms in every engine), which
-// prompts a full collection; a task later, so that the settled entry is out of reach by then.
-// With it the store stays at what Chromium keeps of recent requests' bodies (web/test/
-// memory.test.mjs: 230-240 MB, as on the page; a nudge of 64 MiB, or every 32 MiB, let it reach
-// 270-300 MB). Files are read from disk: they hold no memory.
+// slices of them read for a checksum: hash.js), the host makes an allocation the engine does
+// count, an ArrayBuffer of 256 MiB let go at once (pages the system maps lazily and that are
+// never written: 0-3 ms in every engine), which prompts a full collection; a task later, so
+// that the settled entry is out of reach by then. With it the store stays at what Chromium
+// keeps of recent requests' bodies (web/test/memory.test.mjs: 230-240 MB, as on the page; a
+// nudge of 64 MiB, or every 32 MiB, let it reach 270-300 MB). Files are read from disk: they
+// hold no memory.
 const NUDGE_EVERY = 8 << 20;
 const NUDGE_BYTES = 256 << 20;
 
