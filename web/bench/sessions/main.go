@@ -2,7 +2,7 @@
 // starts a second, and their latency, under 1,000 page requests at once: a benchmark, not a
 // test (it asserts nothing but that every answer was a session).
 //
-//	go run ./web/bench/sessions [-n 1000] [-rounds 5]
+//	go run ./web/bench/sessions [-n 1000] [-rounds 5] [-cpuprofile FILE]
 //
 // Everything runs in this one process, over loopback: fake-gcs-server 1.56.1 on its own
 // 127.0.0.1 listener (storage), the gcs.Handler on another (the backend, keeping its
@@ -23,6 +23,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -37,8 +38,21 @@ const origin = "http://127.0.0.1:5173"
 func main() {
 	n := flag.Int("n", 1000, "page requests at once")
 	rounds := flag.Int("rounds", 5, "rounds, each way")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sessions:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*n, *rounds); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "sessions:", err)
 		os.Exit(1)
 	}
