@@ -107,7 +107,7 @@ func (b *backend) handler(client *gcs.Client, origins []string, signed bool) (ht
 	if bucket == "" {
 		bucket = defaultBucket
 	}
-	return gcs.NewHandler(gcs.HandlerConfig{Client: client, Origins: origins, Signed: signed,
+	h, err := gcs.NewHandler(gcs.HandlerConfig{Client: client, Origins: origins, Signed: signed,
 		Authorize: func(r *http.Request, f gcs.File) (gcs.Object, error) {
 			o := gcs.Object{Bucket: bucket, Name: f.Name, Metadata: map[string]string{}}
 			if n, ok := f.Metadata["name"].(string); ok {
@@ -125,6 +125,10 @@ func (b *backend) handler(client *gcs.Client, origins []string, signed bool) (ht
 			}
 			return o, nil
 		}})
+	if err != nil {
+		return nil, err // not a nil *gcs.Handler in an http.Handler
+	}
+	return h, nil
 }
 
 // ownOrigins is the origin of u, and its localhost twin where u is on 127.0.0.1.
