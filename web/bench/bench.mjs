@@ -18,6 +18,8 @@
 //   - checksums: each engine's ways to read a Blob or File, the module's CRC-32C and MD5 beside
 //     hash-wasm's, uploads with the default CRC32C against none, load() and 1,000 small files,
 //     with the page's worst event-loop delay (hashing.mjs).
+//   - the backend package's session starts a second and their latency, 1,000 page requests at
+//     once against fake-gcs-server, no browser (sessions.mjs runs web/bench/sessions).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -29,6 +31,7 @@ import { benchEngines } from "./engines.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchHashing } from "./hashing.mjs";
 import { benchLinkEngines, benchLinks, prepareLinks } from "./links.mjs";
+import { benchSessions } from "./sessions.mjs";
 import { BLOBS } from "./page-blobs.mjs";
 import { median } from "./common.mjs";
 
@@ -43,7 +46,7 @@ const LINK_ENGINE_RUNS = Number(process.env.BENCH_LINK_ENGINE_RUNS ?? 2);
 const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 // Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
-// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files or hashing runs that part alone.
+// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files, hashing or sessions runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -218,13 +221,15 @@ async function startSink() {
 
 const mbps = (size, ms) => size / MiB / (ms / 1000);
 
-// The engines, changes and bodies parts start their own browsers and servers (engines.mjs,
-// changes.mjs, bodies.mjs); alone, they need none of the Chromium page below.
+// The engines, changes, bodies and hashing parts start their own browsers and servers
+// (engines.mjs, changes.mjs, bodies.mjs, hashing.mjs), and sessions none; alone, they need none
+// of the Chromium page below.
 if (ONLY === "" || ONLY === "engines") await benchEngines(ENGINE_RUNS);
 if (ONLY === "" || ONLY === "changes") await benchChanges();
 if (ONLY === "" || ONLY === "bodies") await benchBodies();
 if (ONLY === "" || ONLY === "hashing") await benchHashing();
-if (ONLY === "engines" || ONLY === "changes" || ONLY === "bodies" || ONLY === "hashing") process.exit();
+if (ONLY === "" || ONLY === "sessions") benchSessions();
+if (["engines", "changes", "bodies", "hashing", "sessions"].includes(ONLY)) process.exit();
 
 // tls: the reference server serves HTTPS with HTTP/2 beside HTTP (the links part uses both);
 // everything else goes to its HTTP origin, as before.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io/fs"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 type app struct {
 	mux      *http.ServeMux
 	throttle *speed
+	backend  *backend
 	closers  []func()
 }
 
@@ -50,6 +52,12 @@ func newApp(c config) (*app, error) {
 	a.mux.Handle("/storage/v1/", g)
 	a.mux.Handle("/download/storage/v1/", g)
 
+	// The demo's own backend (package gcs) starts sessions for the page, over the page's
+	// network speed; it reaches fake-gcs-server without it, as a backend reaches Cloud Storage.
+	a.backend = &backend{bucket: c.realBucket, fake: gcsCORS(gcs.HTTPHandler()), extra: c.allowOrigins}
+	a.mux.Handle(sessionPath, a.throttle.wrap(a.backend))
+	a.mux.Handle(signedPath, a.throttle.wrap(a.backend))
+
 	a.mux.Handle("/dist/", noCache(http.StripPrefix("/dist/", precompressed(os.DirFS(c.dist)))))
 	if c.examples != "" {
 		a.mux.Handle("/examples/", noCache(http.StripPrefix("/examples/", examplePages(os.DirFS(c.examples)))))
@@ -65,10 +73,7 @@ func newApp(c config) (*app, error) {
 					"objects": "/ref/_ref/objects",
 					"faults":  "/ref/_ref/faults",
 				},
-				"gcs": map[string]string{
-					"upload":  "/upload/storage/v1/b/" + c.bucket + "/o",
-					"objects": "/storage/v1/b/" + c.bucket + "/o",
-				},
+				"gcs": gcsTarget(c),
 			},
 			"persistent": c.dataDir != "",
 		})
@@ -82,6 +87,28 @@ func newApp(c config) (*app, error) {
 	})
 	a.mux.Handle("/", noCache(onlyPage(http.FileServerFS(page))))
 	return a, nil
+}
+
+// gcsTarget is /api/config's "gcs": fake-gcs-server's upload and listing URLs, and the
+// backend's: "session" (POST: {sessionURL}), its bucket, and with -bucket "signed".
+func gcsTarget(c config) map[string]string {
+	t := map[string]string{
+		"upload":        "/upload/storage/v1/b/" + c.bucket + "/o",
+		"objects":       "/storage/v1/b/" + c.bucket + "/o",
+		"session":       sessionPath,
+		"sessionBucket": c.bucket,
+	}
+	if c.realBucket != "" {
+		t["sessionBucket"] = c.realBucket
+		t["signed"] = signedPath
+	}
+	return t
+}
+
+// listening is told the demo's addresses (httpsURL "" without HTTPS): the backend serves the
+// pages of these origins from then on.
+func (a *app) listening(ctx context.Context, httpURL, httpsURL string) error {
+	return a.backend.listening(ctx, httpURL, httpsURL)
 }
 
 func (a *app) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }

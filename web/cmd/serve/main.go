@@ -2,7 +2,7 @@
 // (dist/), the strict reference server and fake-gcs-server, all on one
 // address, so one `./build.sh serve` is all a newcomer needs.
 //
-//	go run ./web/cmd/serve -dist dist [-addr 127.0.0.1:8080] [-tls-addr 127.0.0.1:8443] [-data DIR]
+//	go run ./web/cmd/serve -dist dist [-addr 127.0.0.1:8080] [-tls-addr 127.0.0.1:8443] [-data DIR] [-bucket NAME] [-allow-origin O,...]
 //
 // Routes:
 //
@@ -13,6 +13,9 @@
 //	/upload/storage/v1/b/B/o       fake-gcs-server 1.56.1, behind a CORS layer
 //	/storage/v1/..., /download/... fake-gcs-server's JSON API (listing, download)
 //	/api/config, /api/throttle     the demo's own settings (GET /api/throttle: the network speed set)
+//	/api/gcs/session               the demo's backend (package web/gcs): POST {name, size, type, metadata}
+//	                               starts a session in fake-gcs-server for the page (-bucket: in a real bucket)
+//	/api/gcs/signed                with -bucket only: a signed URL for the XML API's resumable start
 //	/examples/, /node_modules/     the widget examples (web/examples) and their widgets' packages
 //
 // # HTTPS and HTTP/2
@@ -40,6 +43,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -71,7 +75,11 @@ type config struct {
 	// holds their widgets; served under /examples/ and /node_modules/.
 	examples string
 	modules  string
-	bucket   string
+	bucket   string // fake-gcs-server's and the reference server's
+	// realBucket (-bucket): the backend starts its sessions there, with Application Default
+	// Credentials, instead of in fake-gcs-server's bucket.
+	realBucket   string
+	allowOrigins []string // the backend's origins besides the demo's own
 }
 
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -89,9 +97,18 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.dataDir, "data", "", "keep uploaded objects in this folder instead of in memory")
 	fs.StringVar(&c.examples, "examples", "web/examples", "serve the widget examples from this folder under /examples/ (\"\" = none)")
 	fs.StringVar(&c.modules, "node-modules", "node_modules", "the npm folder holding the examples' widgets, served under /node_modules/")
-	fs.StringVar(&c.bucket, "bucket", defaultBucket, "bucket name created on both servers")
+	c.bucket = defaultBucket
+	fs.StringVar(&c.realBucket, "bucket", "", "the backend ("+sessionPath+") starts its sessions in this real Cloud Storage bucket, with "+
+		"Application Default Credentials, and signs URLs at "+signedPath+"; the bucket's CORS must allow the demo's origin. "+
+		"Not tested here: no machine of the project reaches Google (\"\" = fake-gcs-server's bucket "+defaultBucket+")")
+	allow := fs.String("allow-origin", "", "comma-separated origins whose pages the backend also serves (scheme://host:port), besides the demo's own")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	for _, o := range strings.Split(*allow, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.allowOrigins = append(c.allowOrigins, o)
+		}
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -146,8 +163,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		// One server for both listeners: ServeTLS turns HTTP/2 on for the TLS one.
 		srv.TLSConfig = cert.ServerConfig()
 	}
+	tlsURL := ""
 	if tln != nil {
-		fmt.Fprintf(stdout, "mediaupload demo: %s https://%s/\n", url, tln.Addr())
+		tlsURL = "https://" + tln.Addr().String() + "/"
+	}
+	if err := app.listening(ctx, url, tlsURL); err != nil {
+		ln.Close()
+		if tln != nil {
+			tln.Close()
+		}
+		fmt.Fprintf(stderr, "serve: backend: %v\n", err)
+		return 1
+	}
+	if tln != nil {
+		fmt.Fprintf(stdout, "mediaupload demo: %s %s\n", url, tlsURL)
 		fmt.Fprintf(stdout, "  HTTPS with HTTP/2: a self-signed certificate made at start (the browser warns once; "+
 			"chromium --ignore-certificate-errors-spki-list=%s trusts it)\n", cert.SPKI)
 	} else {
@@ -155,6 +184,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fmt.Fprintf(stdout, "  reference server  %sref/upload/storage/v1/b/%s/o  (objects: %sref/_ref/objects)\n", url, c.bucket, url)
 	fmt.Fprintf(stdout, "  fake-gcs-server   %supload/storage/v1/b/%s/o  (objects: %sstorage/v1/b/%s/o)\n", url, c.bucket, url, c.bucket)
+	where := "fake-gcs-server's bucket " + c.bucket
+	if c.realBucket != "" {
+		where = "gs://" + c.realBucket + " with Application Default Credentials (signed URLs: " + url + signedPath[1:] + ")"
+	}
+	fmt.Fprintf(stdout, "  backend           %s%s  (POST: sessions in %s)\n", url, sessionPath[1:], where)
 	if c.dataDir != "" {
 		fmt.Fprintf(stdout, "  data kept in %s\n", c.dataDir)
 	} else {

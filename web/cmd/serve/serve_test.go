@@ -37,6 +37,9 @@ func newTestSite(t *testing.T, dataDir string) *httptest.Server {
 	}
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() { srv.Close(); a.Close() })
+	if err := a.listening(context.Background(), srv.URL+"/", ""); err != nil {
+		t.Fatal(err)
+	}
 	return srv
 }
 
