@@ -2,7 +2,10 @@ module github.com/mediaupload/mediaupload
 
 go 1.26
 
-require github.com/fsouza/fake-gcs-server v1.56.1
+require (
+	github.com/fsouza/fake-gcs-server v1.56.1
+	github.com/stretchr/testify v1.12.1
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
@@ -45,6 +48,7 @@ require (
 	go.opentelemetry.io/otel/sdk v1.44.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
