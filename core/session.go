@@ -2,7 +2,7 @@ package core
 
 import (
 	"errors"
-	"sync"
+	"sync/atomic"
 )
 
 // A session asked of the app's backend (docs/api.md, "A session from your backend"): where
@@ -195,10 +195,7 @@ func (u *Upload) newSession(ctx Context) (string, error) {
 type boundCtx struct {
 	parent Context
 	done   chan struct{}
-	once   sync.Once
-	mu     sync.Mutex
-	err    error
-	fired  bool
+	ended  atomic.Int32 // 0: not yet; 1: with its parent; 2: its bound passed
 }
 
 // errPastBound is the Err of a boundCtx whose bound has passed.
@@ -212,37 +209,36 @@ func withBound(ctx Context, c Clock, d Duration) (Context, func() bool) {
 		return ctx, func() bool { return false }
 	}
 	b := &boundCtx{parent: ctx, done: make(chan struct{})}
-	stopTimer := c.AfterFunc(d, func() { b.end(errPastBound, true) })
+	stopTimer := c.AfterFunc(d, func() { b.end(2) })
 	quit := make(chan struct{})
 	go func() {
 		select {
 		case <-ctx.Done():
-			b.end(ctx.Err(), false)
+			b.end(1)
 		case <-quit:
 		}
 	}()
 	return b, func() bool {
 		stopTimer()
 		close(quit)
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return b.fired
+		return b.ended.Load() == 2
 	}
 }
 
-func (b *boundCtx) end(err error, fired bool) {
-	b.once.Do(func() {
-		b.mu.Lock()
-		b.err, b.fired = err, fired
-		b.mu.Unlock()
+func (b *boundCtx) end(how int32) {
+	if b.ended.CompareAndSwap(0, how) {
 		close(b.done)
-	})
+	}
 }
 
 func (b *boundCtx) Done() <-chan struct{} { return b.done }
 
 func (b *boundCtx) Err() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.err
+	switch b.ended.Load() {
+	case 1:
+		return b.parent.Err()
+	case 2:
+		return errPastBound
+	}
+	return nil
 }

@@ -76,27 +76,25 @@ func xmlText(s, name string) string {
 	if !ok || indexByte(v, '<') >= 0 {
 		return ""
 	}
-	var out []byte
-	for v != "" {
-		i := indexByte(v, '&')
-		if i < 0 {
-			break
-		}
-		out = append(out, v[:i]...)
-		v = v[i:]
-		done := false
-		for _, e := range [...]struct{ ent, ch string }{{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"}} {
-			if hasPrefix(v, e.ent) {
-				out, v, done = append(out, e.ch...), v[len(e.ent):], true
-				break
+	out := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '&' {
+			for k, e := range xmlEntities {
+				if hasPrefix(v[i:], e) {
+					c, i = "&<>\"'"[k], i+len(e)-1
+					break
+				}
 			}
 		}
-		if !done {
-			out, v = append(out, '&'), v[1:]
-		}
+		out = append(out, c)
 	}
-	return string(append(out, v...))
+	return string(out)
 }
+
+// xmlEntities are the entities XML predefines, in the order of the characters they stand for:
+// & < > " '.
+var xmlEntities = [...]string{"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"}
 
 // digestRefused reports whether code, an XML error's, is the XML API refusing the bytes it
 // received for not matching the hashes stated (X-Goog-Hash): it answers 400 with BadDigest,
