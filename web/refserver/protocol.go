@@ -38,6 +38,9 @@ func requestKind(r *http.Request) string {
 		}
 		return KindChunk
 	}
+	if xmlRequest(r) {
+		return KindStart // the XML API's resumable start (xmlapi.go)
+	}
 	switch q.Get("uploadType") {
 	case "resumable":
 		return KindStart
@@ -64,6 +67,7 @@ type session struct {
 	sum       *checksums // data's md5 and crc32c, kept as data grows
 	done      bool
 	object    Object
+	xml       bool // started by the XML API (xmlapi.go): its final answer states no metadata
 }
 
 // uploadHandler is the protocol handler proper, behind the fault injector.
@@ -78,6 +82,10 @@ func (h uploadHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.sessionRequest(w, r, q.Get("upload_id"))
+		return
+	}
+	if xmlRequest(r) {
+		h.xmlStart(w, r) // xmlapi.go
 		return
 	}
 	if r.Method != http.MethodPost && r.Method != http.MethodPut { // docs/protocol.md section 1
@@ -446,7 +454,7 @@ func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *sessi
 // leaves the session as it was and returns false.
 func (h uploadHandler) complete(w http.ResponseWriter, r *http.Request, sess *session, fresh []byte, total int64, sum *checksums) bool {
 	if err := checkHashes(r.Header.Values("X-Goog-Hash"), sess.meta, sum); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeGoogleError(w, http.StatusBadRequest, err.Error(), badDigest)
 		return false
 	}
 	data := fresh // the object is this request's body alone: no copy
@@ -467,8 +475,13 @@ func (h uploadHandler) complete(w http.ResponseWriter, r *http.Request, sess *se
 }
 
 // final answers a completed session: 201 when it was started with POST, 200
-// with PUT, body the object JSON (docs/protocol.md section 3).
+// with PUT, body the object JSON (docs/protocol.md section 3); the XML API's, 200 with no body
+// (xmlapi.go).
 func (h uploadHandler) final(w http.ResponseWriter, sess *session) {
+	if sess.xml {
+		xmlFinal(w, sess.object)
+		return
+	}
 	status := http.StatusOK
 	if sess.method == http.MethodPost {
 		status = http.StatusCreated
@@ -689,10 +702,15 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeGoogleError(w, status, msg, "")
 }
 
-// writeGoogleError is writeError with a reason of the caller's ("" for the status's own).
+// writeGoogleError is writeError with a reason of the caller's ("" for the status's own). The
+// answer to a request of the XML API is its XML error instead (xmlapi.go).
 func writeGoogleError(w http.ResponseWriter, status int, msg, reason string) {
-	if reason == "" {
-		reason = reasonOf(status)
+	if _, ok := w.(*xmlWriter); ok {
+		writeXMLError(w, status, xmlCode(status, reason), msg)
+		return
+	}
+	if reason == "" || reason == badDigest {
+		reason = reasonOf(status) // the JSON API's reason for a hash that does not match is "invalid"
 	}
 	writeJSON(w, status, map[string]any{"error": map[string]any{
 		"code":    status,
