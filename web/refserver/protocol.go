@@ -149,22 +149,28 @@ func (h uploadHandler) start(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.name = objectName(r, metaName)
 
-	s := h.s
-	s.mu.Lock()
-	s.sessions[sess.id] = sess
-	origin := s.origin
-	s.mu.Unlock()
+	origin := h.s.addSession(sess, r)
 
 	// docs/protocol.md section 2: 200 with an absolute Location carrying
 	// upload_id; the original query is kept, as GCS does.
-	if origin == "" {
-		origin = requestOrigin(r)
-	}
 	q := r.URL.Query()
 	q.Set("upload_id", sess.id)
 	w.Header().Set("Location", origin+r.URL.EscapedPath()+"?"+q.Encode())
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
+}
+
+// addSession keeps a session just started, and returns the origin its URI goes under: the
+// configured session origin, else r's own.
+func (s *Server) addSession(sess *session, r *http.Request) (origin string) {
+	s.mu.Lock()
+	s.sessions[sess.id] = sess
+	origin = s.origin
+	s.mu.Unlock()
+	if origin == "" {
+		origin = requestOrigin(r)
+	}
+	return origin
 }
 
 // sessionRequest handles a PUT to a session URI: a chunk, the whole rest, or

@@ -182,14 +182,7 @@ func (h uploadHandler) xmlStart(w http.ResponseWriter, r *http.Request) {
 		sum:       newChecksums(),
 		xml:       true,
 	}
-	s := h.s
-	s.mu.Lock()
-	s.sessions[sess.id] = sess
-	origin := s.origin
-	s.mu.Unlock()
-	if origin == "" {
-		origin = requestOrigin(r)
-	}
+	origin := h.s.addSession(sess, r)
 	// The session URI is the signed URL with upload_id added, as Cloud Storage answers it.
 	w.Header().Set("Location", origin+r.URL.EscapedPath()+"?"+r.URL.RawQuery+"&upload_id="+sess.id)
 	w.Header().Set("Content-Length", "0")
