@@ -269,6 +269,7 @@ func (s *Server) newEntry(r *http.Request, kind string) *LogEntry {
 		ContentLength: r.ContentLength,
 		ContentType:   r.Header.Get("Content-Type"),
 		Authorization: r.Header.Get("Authorization"),
+		Origin:        r.Header.Get("Origin"),
 		GoogHash:      r.Header.Get("X-Goog-Hash"),
 		Kind:          kind,
 		Proto:         r.Proto,
