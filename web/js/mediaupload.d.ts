@@ -111,6 +111,11 @@ export interface UnfinishedUpload {
 export interface UnfinishedResumeOptions extends Omit<UploadSettings, "method" | "resume"> {
   /** The file picked again, where the browser kept no handle to it (canResume false). */
   file?: File | FileSystemFileHandle;
+  /**
+   * For an upload whose sessions your backend gave (`session`): asked for a new one should the
+   * stored session be gone. Without it, such an upload fails with "session_expired" then.
+   */
+  session?: SessionSource;
 }
 
 export interface QueueOptions {
@@ -293,12 +298,15 @@ export type UploadOptions = UploadSettings &
          * over 30 s (or `stallTimeoutMs`) or answers no session fails the upload with
          * "backend_error", before any request to storage.
          */
-        session: ((info: SessionInfo) => SessionAnswer | Promise<SessionAnswer>) | string | URL;
+        session: SessionSource;
         /** Not needed: where the page's `headers` and `getHeaders` go, if given (none go to a session of the backend's). */
         url?: string | URL;
         sessionURL?: undefined;
       }
   );
+
+/** Where the `session` option asks for sessions: a function of the page's, or the URL of your backend's endpoint. */
+export type SessionSource = ((info: SessionInfo) => SessionAnswer | Promise<SessionAnswer>) | string | URL;
 
 /** What `session` is told of an upload: nothing of its bytes. */
 export interface SessionInfo {
