@@ -171,6 +171,7 @@ func (u *Upload) askBackend(ctx Context) (SessionAnswer, error) {
 // the session is decided by the backend's answer (checksum.go).
 func (u *Upload) newSession(ctx Context) (string, error) {
 	if u.o.Session == nil {
+		u.xmlAPI = false // the JSON API's (a session handed in may have been the XML API's)
 		return u.startSession(ctx)
 	}
 	ans, err := u.askBackend(ctx)

@@ -431,3 +431,15 @@ func TestBackendBoundContext(t *testing.T) {
 		assert.NoError(t, ctx.Err())
 	})
 }
+
+// A session of the XML API handed in and lost goes on at URL, the JSON API's: its final answer
+// is read as the JSON API's again (a checksum asked for by name wants a hash in it).
+func TestXMLSessionLostToJSON(t *testing.T) {
+	_, err, s := runScript(t, &memSource{data: data(5)}, Options{URL: testURL, SessionURL: xmlSessionURI, Checksum: CRC32C}, []ex{
+		{url: xmlSessionURI, cr: "bytes */5", n: 0, status: 404},
+		start(),
+		{url: testSession, cr: "bytes 0-4/5", n: 5, status: 200, body: `{"name":"x"}`},
+	})
+	s.done()
+	assert.Equal(t, CodeProtocol, Code(err), "%v", err)
+}
