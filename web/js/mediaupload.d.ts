@@ -299,7 +299,7 @@ export type UploadOptions = UploadSettings &
          * "backend_error", before any request to storage.
          */
         session: SessionSource;
-        /** Not needed: where the page's `headers` and `getHeaders` go, if given (none go to a session of the backend's). */
+        /** Not needed: the page's `headers` and `getHeaders` go to its origin only (nowhere without it). */
         url?: string | URL;
         sessionURL?: undefined;
       }
