@@ -106,7 +106,7 @@ test_native() {
 	# is up while a worker is still busy ("context deadline exceeded", no input found;
 	# go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race; 200,000 inputs
 	# take about 3 s each here.
-	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzRetryAfter FuzzJSONString FuzzGoogleError FuzzChunkSizer FuzzMetadataWith; do
+	for f in FuzzParseRange FuzzContentRange FuzzResolveLocation FuzzRetryAfter FuzzJSONString FuzzGoogleError FuzzChunkSizer FuzzMetadataWith FuzzXMLError; do
 		if ! go test -run '^$' -fuzz "^$f\$" -fuzztime 200000x -timeout 5m ./core >"$out" 2>&1; then
 			echo "fuzz $f: FAILED" >&2
 			tail -40 "$out" >&2

@@ -7,8 +7,9 @@ type Checksum string
 
 const (
 	NoChecksum Checksum = ""
-	// ChecksumAuto is CRC32C where the upload goes to Cloud Storage's JSON API (an upload path
-	// .../upload/storage/v1/b/BUCKET/o on any host, or a session URI under one), and none
+	// ChecksumAuto is CRC32C where the upload goes to Cloud Storage: its JSON API (an upload
+	// path .../upload/storage/v1/b/BUCKET/o on any host, or a session URI under one) or its
+	// XML API (a V4 signed URL, or a session URI started from one: xmlapi.go), and none
 	// elsewhere: other APIs do not document X-Goog-Hash, and a request header they do not
 	// expect can fail a CORS preflight. The browser's default.
 	ChecksumAuto Checksum = "auto"
@@ -49,10 +50,25 @@ func checksumFor(c Checksum, url, sessionURL string) (resolved Checksum, strict 
 	if url == "" {
 		url = sessionURL
 	}
-	if cloudStorageUpload(url) {
+	if cloudStorageUpload(url) || signedStorageURL(url) {
 		return CRC32C, false
 	}
 	return NoChecksum, false
+}
+
+// decideChecksum decides the checksum that "auto" left to the backend's answer (session.go):
+// url is the session URI it gave, or the URL it signed. The hashing starts then, beside the
+// session's start. A session lost and asked again keeps what the first answer decided: the
+// hashes cover the whole file.
+func (u *Upload) decideChecksum(url string) error {
+	if !u.sumLater {
+		return nil
+	}
+	u.sumLater = false
+	if _, ok := u.src.(HashingSource); ok {
+		u.checksum, _ = checksumFor(ChecksumAuto, url, "")
+	}
+	return u.startHashing()
 }
 
 // cloudStorageUpload reports whether url is an upload URI of Cloud Storage's JSON API,
@@ -149,8 +165,9 @@ func (s Sums) verify(body []byte, status int, strict bool) error {
 }
 
 // refused returns the *ChecksumError of an answer resp to a request that stated s, where it is
-// the server refusing the bytes it received for not matching them (Cloud Storage: 400, "Provided
-// CRC32C "…" doesn't match calculated CRC32C "…"."), else nil. No retry can mend it: the bytes
+// the server refusing the bytes it received for not matching them (Cloud Storage's JSON API:
+// 400, "Provided CRC32C "…" doesn't match calculated CRC32C "…"."; its XML API: 400 with the
+// code BadDigest, InvalidDigest or CrcMismatch), else nil. No retry can mend it: the bytes
 // changed on the way, or the file on disk.
 func (s Sums) refused(resp *Response, method, url string) error {
 	if resp.Status != 400 {
@@ -158,7 +175,8 @@ func (s Sums) refused(resp *Response, method, url string) error {
 	}
 	e := newHTTPError(method, url, resp)
 	msg := lower(e.Message)
-	if index(msg, "match") < 0 {
+	xml := digestRefused(e.Reason)
+	if index(msg, "match") < 0 && !xml {
 		return nil
 	}
 	kind := ""
@@ -166,6 +184,10 @@ func (s Sums) refused(resp *Response, method, url string) error {
 	case index(msg, "crc32c") >= 0 && s.CRC32C != "":
 		kind = "crc32c"
 	case index(msg, "md5") >= 0 && s.MD5 != "":
+		kind = "md5"
+	case xml && s.CRC32C != "": // the XML API's code, its message naming no hash
+		kind = "crc32c"
+	case xml && s.MD5 != "":
 		kind = "md5"
 	default:
 		return nil

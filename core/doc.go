@@ -16,8 +16,10 @@
 // The pure decisions live in small files: range.go (the Range, Content-Range and Location
 // headers), retry.go (which failures are retried and after how long), multipart.go (the
 // multipart/related body), progress.go (loaded, confirmed and the smoothed rate), checksum.go
-// with md5.go and jsonfield.go (the hashes and the final metadata's). upload.go and
-// resumable.go are the one driver loop that owns sleeping, pausing and cancellation.
+// with md5.go and jsonfield.go (the hashes and the final metadata's), session.go (sessions
+// asked of the app's backend) and xmlapi.go (Cloud Storage's XML API: signed URLs, its
+// answers). upload.go and resumable.go are the one driver loop that owns sleeping, pausing
+// and cancellation.
 //
 // The package must stay small when compiled to WebAssembly: it imports neither fmt, net/url,
 // net/http, encoding/json nor mime/multipart (imports_test.go enforces this), and avoids

@@ -18,6 +18,7 @@ const (
 	CodeAborted          = "aborted"
 	CodeAuth             = "auth_error"
 	CodeSource           = "source_error"
+	CodeBackend          = "backend_error"
 )
 
 // The messages of the errors below are written for a person reading them in a page's console
@@ -58,7 +59,8 @@ type HTTPError struct {
 	Header      Header
 	Body        []byte
 	// Message and Reason are what the answer says, where it is Google's JSON error (its
-	// error.message and error.errors[0].reason, e.g. "quotaExceeded"); "" otherwise.
+	// error.message and error.errors[0].reason, e.g. "quotaExceeded") or the XML API's (its
+	// Message and Code, e.g. "SignatureDoesNotMatch"); "" otherwise.
 	Message, Reason string
 }
 
@@ -66,6 +68,9 @@ type HTTPError struct {
 func newHTTPError(method, url string, resp *Response) *HTTPError {
 	e := &HTTPError{Method: method, URL: url, Status: resp.Status, Header: resp.Header, Body: resp.Body}
 	e.Message, e.Reason = googleError(resp.Body)
+	if e.Message == "" && e.Reason == "" {
+		e.Reason, e.Message = xmlError(resp.Body) // the XML API's (xmlapi.go)
+	}
 	return e
 }
 

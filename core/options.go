@@ -19,8 +19,8 @@ const ChunkAlign = 256 << 10
 // progress interval decides (oneRequestBound).
 const SmallSize = 5_000_000
 
-// Options describe one upload. URL (or SessionURL) is required; every other field has a
-// working zero value.
+// Options describe one upload. URL (or SessionURL, or Session) is required; every other field
+// has a working zero value.
 type Options struct {
 	URL    string // the /upload URI
 	Method string // "POST" (default: creates) or "PUT" (updates)
@@ -44,6 +44,16 @@ type Options struct {
 	// SessionURL resumes a session already started: no new session is started, the upload
 	// asks the session how much it holds and goes on from there.
 	SessionURL string
+	// Session, when set, asks the app's backend for the upload's sessions instead of starting
+	// them at URL (session.go): when the upload starts, and again when its session is lost.
+	// URL is then not needed; the caller's headers go only where URL points, if set.
+	Session SessionFunc
+	// SessionEndpoint is the URL of the app's endpoint Session POSTs to (named in messages),
+	// or "" where Session is a function of the caller's.
+	SessionEndpoint string
+	// SessionKept says SessionURL is one the page kept of an earlier try of this upload
+	// (resume: true), not the caller's: it is asked first, and Session only once it is gone.
+	SessionKept bool
 	// Retry is the retry policy; nil means DefaultRetryPolicy.
 	Retry *RetryPolicy
 	// QueryStatusEachChunk asks the server for its offset after every chunk.
@@ -99,8 +109,14 @@ func (o *Options) validate(src Source) error {
 	if src == nil {
 		return &ArgumentError{Field: "source", Reason: "no data to upload"}
 	}
-	if o.URL == "" && o.SessionURL == "" {
+	if o.URL == "" && o.SessionURL == "" && o.Session == nil {
 		return &ArgumentError{Field: "url", Reason: "missing"}
+	}
+	if o.Session != nil && o.SessionURL != "" && !o.SessionKept {
+		return &ArgumentError{Field: "session", Reason: "give session or sessionURL, not both: sessionURL is a session already started, session asks your backend for one"}
+	}
+	if o.SessionEndpoint != "" && originOf(o.SessionEndpoint) == "" {
+		return &ArgumentError{Field: "session", Reason: "not a function or an absolute http or https URL: " + o.SessionEndpoint}
 	}
 	if o.URL != "" && originOf(o.URL) == "" {
 		return &ArgumentError{Field: "url", Reason: "not an absolute http or https URL: " + o.URL}
@@ -120,13 +136,16 @@ func (o *Options) validate(src Source) error {
 		// Decided in New, from what the page knows of the link (oneRequestBound); a session,
 		// or data of unknown length, can only go resumable.
 		o.Type = Auto
-		if o.SessionURL != "" || src.Size() < 0 {
+		if o.SessionURL != "" || o.Session != nil || src.Size() < 0 {
 			o.Type = Resumable
 		}
 	case Resumable:
 	case Media, Multipart:
 		if o.SessionURL != "" {
 			return &ArgumentError{Field: "sessionURL", Reason: "only resumable uploads have sessions"}
+		}
+		if o.Session != nil {
+			return &ArgumentError{Field: "session", Reason: "only resumable uploads have sessions, not " + string(o.Type) + " ones"}
 		}
 		if o.Type == Media && o.Metadata != nil {
 			return &ArgumentError{Field: "metadata", Reason: "media uploads carry no metadata: use multipart or resumable"}

@@ -53,7 +53,7 @@ func (u *Upload) runResumable(ctx Context) (*Result, error) {
 	r.query = u.session != "" // an adopted session: ask what it holds first
 	for {
 		if u.SessionURL() == "" {
-			url, err := u.startSession(ctx)
+			url, err := u.newSession(ctx) // session.go: started at URL, or asked of the backend
 			if err != nil {
 				return nil, err
 			}
@@ -502,11 +502,12 @@ func (r *resumable) afterCut(stored int64) {
 }
 
 // restart answers a lost session (404: expired; 410: failed): a new session from byte 0
-// (section 5), a bounded number of times.
+// (section 5), a bounded number of times; where the backend gives the sessions, it is asked
+// for the new one (session.go).
 func (r *resumable) restart(resp *Response) error {
 	u := r.u
 	r.lost++
-	if r.lost > u.o.Retry.NewSessions || u.o.URL == "" {
+	if r.lost > u.o.Retry.NewSessions || (u.o.URL == "" && u.o.Session == nil) {
 		return &SessionExpiredError{Sessions: r.lost, Last: u.httpError(resp)}
 	}
 	// Told in this order: the retry (restart), confirmed back to 0 (loaded stays: it never
@@ -532,8 +533,11 @@ func (r *resumable) restart(resp *Response) error {
 // answer of the session asked once more: a finished session answers a status query with the
 // object's metadata again (docs/protocol.md section 4). Only an answer of the same kind, whole,
 // replaces it.
+//
+// The XML API's final answer is never JSON (empty, or XML: xmlapi.go), nor is its answer to a
+// status query: it is taken as it is.
 func (u *Upload) wholeFinal(ctx Context, res *Result) *Result {
-	if jsonObject(res.Body) || (len(res.Body) == 0 && u.sum == nil) {
+	if u.xmlAPI || jsonObject(res.Body) || (len(res.Body) == 0 && u.sum == nil) {
 		return res
 	}
 	resp, err := u.do(ctx, u.statusQuery())

@@ -97,7 +97,7 @@ func (r *registry) start(c *conn, size int64, typ string, options js.Value, chec
 		c.fail(err, "")
 		c.close()
 	}
-	opts, err := Options(options, typ, c.headers)
+	opts, err := Options(options, typ, c.headers, c.session)
 	if err != nil {
 		end(err)
 		return

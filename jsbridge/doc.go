@@ -5,7 +5,7 @@
 //
 // It owns:
 //
-//   - the conn of each upload (host.go): core's Transport, Source and getHeaders over the host,
+//   - the conn of each upload (host.go): core's Transport, Source, getHeaders and session over the host,
 //     a JS object of the package's (web/js/src/engine/host.js) that does the browser's part;
 //   - [Clock], core's clock on performance.now(), Date.now() and setTimeout, so that the wasm
 //     does without package time (clock.go);
@@ -24,7 +24,7 @@
 // host's entry for it (the Blob or stream, the sink, getHeaders). options is a fresh plain
 // copy of the options of docs/api.md that the Go side reads, made by the page (upload.js,
 // wireOptions), structured-clonable so that a Worker can receive it. What the Go side then
-// asks of the host (send, read, pull, headers, whenOnline, abort, wantRequests), how the host
+// asks of the host (send, read, pull, headers, session, whenOnline, abort, wantRequests), how the host
 // answers (one callback per upload, {kind, ...named fields}) and what the Go side reports
 // (report: a type and its fields, positional, which the host makes the sink's {type, ...named
 // fields}; exactly one "done" or "fail" ending every upload, and one

@@ -47,12 +47,13 @@ func blobOf(b []byte, typ string) js.Value {
 //	h.sends     [{id, method, url, headers: {...}, pre, start, end, post, session, timeoutMs, sent}]
 //	h.hashes    [{id, kinds}]          h.digests [{id, n}]  (answered with h.sums: {crc32c, md5})
 //	h.aborts    [id]                   h.events  [{id, type, ...fields}]
+//	h.sessions  [{id, endpoint, size, type, metadata}]  (answered by the entry's session(ask))
 //	h.open(id, {blob, sink, getHeaders}) as the loader does; h.size: the entries open
 //	h.pending:  answers handed to the host and not given yet
 func fakeHost(t *testing.T, respond js.Value) js.Value {
 	t.Helper()
 	h := jsFunc("respond", `const entries = new Map();
-	const h = { sends: [], hashes: [], digests: [], sums: { crc32c: "", md5: "" }, aborts: [], events: [], pending: 0 };
+	const h = { sends: [], hashes: [], digests: [], sums: { crc32c: "", md5: "" }, aborts: [], events: [], sessions: [], pending: 0 };
 	const wire = (a) => ["ok", a.status, a.range, a.location, a.override, a.retryAfter, a.body].map((v) => v ?? "").join("\n");
 	const later = (id, e, answer, a) => { h.pending++; setTimeout(() => { h.pending--; if (entries.get(id) === e) answer(a) }, 0) };
 	h.open = (id, entry) => entries.set(id, { ...entry });
@@ -75,6 +76,13 @@ func fakeHost(t *testing.T, respond js.Value) js.Value {
 		Promise.resolve().then(() => e.getHeaders()).then(
 			(v) => later(id, e, answer, { kind: "ok", headers: v }),
 			(err) => later(id, e, answer, { kind: "error", name: err.name, message: err.message }));
+	};
+	// session: the entry's own session(ask) gives the answer ({kind: "ok", sessionURL, …}), or a
+	// promise of one; null: never answered.
+	h.session = (id, ask, answer) => {
+		const e = entries.get(id);
+		h.sessions.push({ id, ...ask });
+		Promise.resolve().then(() => e.session(ask)).then((a) => a && later(id, e, answer, a));
 	};
 	h.wantRequests = (id) => true;
 	h.whenOnline = (id, answer) => later(id, entries.get(id), answer, { kind: "ok" });

@@ -83,8 +83,9 @@ type answer struct {
 	follow  bool        // send "redirect": a body-less request followed a Location
 	n       int64       // pull: the bytes ready
 	sums    core.Sums   // digest: the hashes
-	headers core.Header // headers: what getHeaders gave
-	name    string      // a failure's error name and message; "bad": its reason
+	headers core.Header // headers: what getHeaders gave; session: a signed URL's headers
+	session core.SessionAnswer
+	name    string // a failure's error name and message; "bad": its reason
 	message string
 }
 
@@ -118,6 +119,11 @@ func (c *conn) deliver(v js.Value) {
 	case "ok":
 		if crc := v.Get("crc32c"); crc.Type() == js.TypeString { // digest
 			a.sums = core.Sums{CRC32C: crc.String(), MD5: str("md5")}
+		} else if s := v.Get("sessionURL"); s.Type() == js.TypeString { // session
+			a.session = core.SessionAnswer{SessionURL: s.String(), SignedURL: str("signedURL")}
+			if h := v.Get("headers"); h.Type() == js.TypeObject {
+				a.session.Header = headersOf(h)
+			}
 		} else if h := v.Get("headers"); h.Type() == js.TypeObject { // headers
 			a.headers = headersOf(h)
 		} else { // pull
@@ -127,6 +133,8 @@ func (c *conn) deliver(v js.Value) {
 		a.follow = v.Get("followed").Truthy()
 	case "bad":
 		a.message = str("reason")
+	case "refused": // session: the endpoint's status, its JSON error's message, its answer
+		a.status, a.message, a.body = int(num("status")), str("message"), str("body")
 	default:
 		a.name, a.message = str("name"), str("message")
 	}
@@ -495,6 +503,34 @@ func (c *conn) headers(ctx core.Context) (core.Header, error) {
 		return core.Header{}, nil
 	}
 	return a.headers, nil
+}
+
+// session asks the app's backend for a session through host.session (core's Options.Session):
+// the host calls the caller's function, or POSTs to endpoint (where not ""), with the file's
+// name, size, type and metadata. Its answers: {kind: "ok", sessionURL, signedURL, headers} (""
+// where absent: core checks what they say); "bad" (an answer that is no session at all);
+// "refused" {status, message, body} (the endpoint's 4xx or 5xx); "unreachable" (the POST
+// failed) and "threw" (the function threw or rejected), {name, message}. A backend that never
+// answers cannot hold the upload: core bounds the wait (ctx), and the host drops the late
+// answer.
+func (c *conn) session(endpoint string) core.SessionFunc {
+	return func(ctx core.Context, info core.SessionInfo) (core.SessionAnswer, error) {
+		ask := map[string]any{"endpoint": endpoint, "size": float64(info.Size), "type": info.Type, "metadata": string(info.Metadata)}
+		a, err := c.ask(ctx, false, "session", ask)
+		switch {
+		case err != nil:
+			return core.SessionAnswer{}, err
+		case a.kind == "ok":
+			return a.session, nil
+		case a.kind == "bad":
+			return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendNonsense, Message: a.message}
+		case a.kind == "refused":
+			return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendRefused, Status: a.status, Message: a.message, Body: []byte(a.body)}
+		case a.kind == "unreachable":
+			return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendUnreachable, Err: a.err()}
+		}
+		return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendThrew, Err: a.err()}
+	}
 }
 
 // report tells the upload's sink what happened, through host.report(id, type, ...fields): the

@@ -16,8 +16,10 @@ import (
 // Options the loader handles (signal, resume, the callbacks) and unknown keys are ignored. An
 // option that is undefined, null or not an own enumerable property (the copy has only those)
 // takes its default. getHeaders is true where the caller gave one: the host keeps the
-// function, and gh asks it (conn.headers).
-func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error)) (opts core.Options, err error) {
+// function, and gh asks it (conn.headers). session is the caller's endpoint URL, or
+// sessionFunction true where the caller gave a function (the host keeps it); sess asks the
+// backend either way (conn.session).
+func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error), sess func(endpoint string) core.SessionFunc) (opts core.Options, err error) {
 	switch o.Type() {
 	case js.TypeUndefined, js.TypeNull:
 		o = objectCtor.New()
@@ -54,7 +56,8 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	str("uploadType", &utype)
 	str("contentType", &opts.ContentType)
 	str("sessionURL", &opts.SessionURL)
-	str("origin", &opts.Origin) // the page's, for messages (the loader sets it)
+	str("origin", &opts.Origin)                   // the page's, for messages (the loader sets it)
+	flag("sessionKept", &opts.SessionKept, false) // the loader's: a session resume: true kept
 	flag("queryStatusEachChunk", &opts.QueryStatusEachChunk, false)
 	// On unless the caller says false: a browser's fetch cannot read every 308 in every
 	// engine (Firefox hands over none in redirect mode "error"), and with this header the
@@ -123,8 +126,32 @@ func Options(o js.Value, typ string, gh func(core.Context) (core.Header, error))
 	if opts.Retry, err = retry(v[4]); err != nil {
 		return opts, err
 	}
+	if opts.Session, opts.SessionEndpoint, err = session(read, sess); err != nil {
+		return opts, err
+	}
 	opts.Checksum, err = checksum(v[5])
 	return opts, err
+}
+
+// session converts session: the endpoint's URL (core checks it), or sessionFunction true where
+// the caller gave a function; anything else the caller gave as session is a bad argument.
+func session(read func(string) (js.Value, error), sess func(string) core.SessionFunc) (core.SessionFunc, string, error) {
+	fn, err := optBool(read, "sessionFunction", false)
+	if err != nil {
+		return nil, "", err
+	}
+	v, err := read("session")
+	switch {
+	case err != nil:
+		return nil, "", bad("session", err.Error())
+	case fn && !set(v):
+		return sess(""), "", nil
+	case !set(v):
+		return nil, "", nil
+	case fn || v.Type() != js.TypeString:
+		return nil, "", bad("session", "not a function (that asks your backend for a session) or the URL of your backend's endpoint")
+	}
+	return sess(v.String()), v.String(), nil
 }
 
 func bad(field, reason string) error { return &core.ArgumentError{Field: field, Reason: reason} }

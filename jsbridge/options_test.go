@@ -63,6 +63,12 @@ func TestInvalidArgumentsSendNothing(t *testing.T) {
 		{"retry delay string", "blob", "({url, retry: {initialDelayMs: '10'}})", "retry"},
 		{"queryStatusEachChunk", "blob", "({url, queryStatusEachChunk: 'yes'})", "queryStatusEachChunk"},
 		{"noRedirect308", "blob", "({url, noRedirect308: 1})", "noRedirect308"},
+		{"session a number", "blob", "({session: 5})", "session"},
+		{"session an object", "blob", "({session: {url}})", "session"},
+		{"session relative", "blob", "({session: '/api/session'})", "session"},
+		{"session and sessionURL", "blob", "({session: 'https://app.example/api/session', sessionURL: url})", "session"},
+		{"session function and sessionURL", "blob", "({sessionFunction: true, sessionURL: url})", "session"},
+		{"session with media", "blob", "({sessionFunction: true, uploadType: 'media'})", "session"},
 	}
 	base := liveFuncs.Load()
 	h := fakeHost(t, jsFunc(`return () => ({ kind: "ok", status: 200 })`).Invoke())
@@ -97,7 +103,7 @@ func TestOptionsConversions(t *testing.T) {
 		retry: {retries: 2, initialDelayMs: 10, maxDelayMs: 20000, jitterMs: 0},
 		queryStatusEachChunk: true, noRedirect308: true, resume: false, checksum: "both",
 		getHeaders: true, signal: null, onProgress() {}}`).Invoke()
-	opts, err := Options(o, "text/plain", gh)
+	opts, err := Options(o, "text/plain", gh, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +123,7 @@ func TestOptionsConversions(t *testing.T) {
 		t.Fatalf("getHeaders: %v, %v", h, err)
 	}
 
-	opts, err = Options(jsFunc(`return {url: "http://h/u", chunkSize: 0, metadata: null, headers: undefined, getHeaders: false}`).Invoke(), "", gh)
+	opts, err = Options(jsFunc(`return {url: "http://h/u", chunkSize: 0, metadata: null, headers: undefined, getHeaders: false}`).Invoke(), "", gh, nil)
 	if err != nil || opts.GetHeader != nil || opts.ChunkSize != 0 || opts.Metadata != nil || opts.ContentType != "" {
 		t.Fatalf("defaults: %+v, %v", opts, err)
 	}

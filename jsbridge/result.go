@@ -13,7 +13,8 @@ import (
 // fail reports err as the upload's end: {type: "fail", code, message, status, responseText,
 // sessionURL, reason, serverMessage}. status, responseText, reason and serverMessage come
 // from the last answer the error holds, if any (reason and serverMessage: Google's JSON
-// error's); the host adds the JS error behind the failure as its cause.
+// error's; a backend's refusal: its status, answer and message); the host adds the JS error
+// behind the failure as its cause.
 func (c *conn) fail(err error, sessionURL string) {
 	status, text, reason, message := 0, "", "", ""
 	// The HTTPError may be inside a RetriesExhaustedError or a SessionExpiredError.
@@ -21,6 +22,9 @@ func (c *conn) fail(err error, sessionURL string) {
 		status, text, reason, message = he.Status, string(he.Body), he.Reason, he.Message
 	} else if pe, ok := core.Find[*core.ProtocolError](err); ok {
 		status = pe.Status
+	} else if be, ok := core.Find[*core.BackendError](err); ok && be.Kind == core.BackendRefused {
+		// The app's backend's refusal: its status, its answer and its JSON error's message.
+		status, text, message = be.Status, string(be.Body), be.Message
 	}
 	c.report("fail", jsString(core.Code(err)), err.Error(), status, text, sessionURL, reason, message)
 }

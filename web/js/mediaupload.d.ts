@@ -111,6 +111,11 @@ export interface UnfinishedUpload {
 export interface UnfinishedResumeOptions extends Omit<UploadSettings, "method" | "resume"> {
   /** The file picked again, where the browser kept no handle to it (canResume false). */
   file?: File | FileSystemFileHandle;
+  /**
+   * For an upload whose sessions your backend gave (`session`): asked for a new one should the
+   * stored session be gone. Without it, such an upload fails with "session_expired" then.
+   */
+  session?: SessionSource;
 }
 
 export interface QueueOptions {
@@ -227,6 +232,7 @@ export type ErrorCode =
   | "protocol_error"
   | "checksum_mismatch"
   | "source_error"
+  | "backend_error"
   | "aborted"
   | "load_error";
 
@@ -255,7 +261,8 @@ export interface RetryOptions {
 
 /**
  * The options of `mu.upload`: `url`, or `sessionURL` (a session already started, by your
- * backend say), or both, and the settings of UploadSettings.
+ * backend say), or both; or `session` (your backend gives the sessions); and the settings of
+ * UploadSettings.
  *
  * Each takes a string or a URL object, as load()'s wasmURL and workerURL do.
  */
@@ -269,6 +276,7 @@ export type UploadOptions = UploadSettings &
         url: string | URL;
         /** Resume a session URI you already hold: no new session is started. */
         sessionURL?: string | URL;
+        session?: undefined;
       }
     | {
         /** Optional when sessionURL is given. */
@@ -278,8 +286,51 @@ export type UploadOptions = UploadSettings &
          * the server what it holds and goes on from there.
          */
         sessionURL: string | URL;
+        session?: undefined;
+      }
+    | {
+        /**
+         * Your backend gives the upload its sessions, when it starts and again when a session
+         * is lost (404, 410): a function that asks it, run on the page (in worker mode too),
+         * or the URL of its endpoint, to which the upload POSTs the SessionInfo as JSON (the
+         * page's cookies go to its own origin) and reads a SessionAnswer as JSON (an error
+         * answer: a 4xx or 5xx, `{"error": {"code", "message"}}`). A backend that fails, takes
+         * over 30 s (or `stallTimeoutMs`) or answers no session fails the upload with
+         * "backend_error", before any request to storage.
+         */
+        session: SessionSource;
+        /** Not needed: the page's `headers` and `getHeaders` go to its origin only (nowhere without it). */
+        url?: string | URL;
+        sessionURL?: undefined;
       }
   );
+
+/** Where the `session` option asks for sessions: a function of the page's, or the URL of your backend's endpoint. */
+export type SessionSource = ((info: SessionInfo) => SessionAnswer | Promise<SessionAnswer>) | string | URL;
+
+/** What `session` is told of an upload: nothing of its bytes. */
+export interface SessionInfo {
+  /** The File's name; "" for a Blob or a stream. */
+  name: string;
+  /** The bytes to upload; null for a stream, whose length is not known. */
+  size: number | null;
+  /** The upload's content type (`contentType`, else the Blob's type, else application/octet-stream). */
+  type: string;
+  /** The upload's `metadata`, or null. */
+  metadata: Record<string, unknown> | null;
+}
+
+/**
+ * What the backend answers `session` with: a session URI it started with the page's Origin
+ * (a new one), as a string or `{ sessionURL }`; or a URL it signed for Cloud Storage's XML API's
+ * resumable start (POST with `x-goog-resumable: start`), with the headers the signature
+ * requires, which the upload starts the session with itself.
+ */
+export type SessionAnswer =
+  | string
+  | URL
+  | { sessionURL: string | URL }
+  | { signedURL: string | URL; headers?: Record<string, string> };
 
 /** Every option of `mu.upload` but `url` and `sessionURL` (UploadOptions). */
 export interface UploadSettings {

@@ -50,6 +50,19 @@
 // contentType, else the media type), generation, metageneration, timeCreated
 // and updated.
 //
+// # The XML API's resumable uploads (xmlapi.go)
+//
+// POST /BUCKET/OBJECT with "x-goog-resumable: start" and an empty body, on a V4-signed-looking
+// URL, starts a session of Cloud Storage's XML API: 201, Location the URL with its signed query
+// and upload_id added, as Cloud Storage answers. The signature itself is not checked (the
+// server holds no key); every V4 query parameter must be there and well formed, the URL not
+// expired (400 ExpiredToken), and every header X-Goog-SignedHeaders names sent, host among them
+// (403 SignatureDoesNotMatch). The object is named by the path, typed by the start's
+// Content-Type; x-goog-meta-* headers are its custom metadata. The session's requests are
+// those above; its final answer is 200 with no body, the object's hashes in X-Goog-Hash; its
+// errors, and a fault's, are XML (<Error><Code>…</Code><Message>…</Message></Error>), a hash
+// that does not match the completed object BadDigest.
+//
 // # Control API
 //
 //	GET    /_ref/objects         JSON array: object JSON plus "metadataJSON" (the client's metadata as sent, or null)

@@ -21,6 +21,9 @@ type LogEntry struct {
 	// X-GUploader-No-308, 0 when the connection was dropped unanswered.
 	Status        int    `json:"status"`
 	Authorization string `json:"authorization"`
+	// Origin is the request's Origin ("" when absent): a browser's page, or the origin a
+	// backend started a session for.
+	Origin string `json:"origin"`
 	// GoogHash is the request's X-Goog-Hash ("" when absent): the hashes a client stated.
 	GoogHash string `json:"googHash"`
 	// Fault describes the injected fault ("" when none), for example

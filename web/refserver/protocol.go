@@ -38,6 +38,9 @@ func requestKind(r *http.Request) string {
 		}
 		return KindChunk
 	}
+	if xmlRequest(r) {
+		return KindStart // the XML API's resumable start (xmlapi.go)
+	}
 	switch q.Get("uploadType") {
 	case "resumable":
 		return KindStart
@@ -64,6 +67,7 @@ type session struct {
 	sum       *checksums // data's md5 and crc32c, kept as data grows
 	done      bool
 	object    Object
+	xml       bool // started by the XML API (xmlapi.go): its final answer states no metadata
 }
 
 // uploadHandler is the protocol handler proper, behind the fault injector.
@@ -78,6 +82,10 @@ func (h uploadHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.sessionRequest(w, r, q.Get("upload_id"))
+		return
+	}
+	if xmlRequest(r) {
+		h.xmlStart(w, r) // xmlapi.go
 		return
 	}
 	if r.Method != http.MethodPost && r.Method != http.MethodPut { // docs/protocol.md section 1
@@ -141,22 +149,28 @@ func (h uploadHandler) start(w http.ResponseWriter, r *http.Request) {
 	}
 	sess.name = objectName(r, metaName)
 
-	s := h.s
-	s.mu.Lock()
-	s.sessions[sess.id] = sess
-	origin := s.origin
-	s.mu.Unlock()
+	origin := h.s.addSession(sess, r)
 
 	// docs/protocol.md section 2: 200 with an absolute Location carrying
 	// upload_id; the original query is kept, as GCS does.
-	if origin == "" {
-		origin = requestOrigin(r)
-	}
 	q := r.URL.Query()
 	q.Set("upload_id", sess.id)
 	w.Header().Set("Location", origin+r.URL.EscapedPath()+"?"+q.Encode())
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
+}
+
+// addSession keeps a session just started, and returns the origin its URI goes under: the
+// configured session origin, else r's own.
+func (s *Server) addSession(sess *session, r *http.Request) (origin string) {
+	s.mu.Lock()
+	s.sessions[sess.id] = sess
+	origin = s.origin
+	s.mu.Unlock()
+	if origin == "" {
+		origin = requestOrigin(r)
+	}
+	return origin
 }
 
 // sessionRequest handles a PUT to a session URI: a chunk, the whole rest, or
@@ -446,7 +460,7 @@ func (h uploadHandler) query(w http.ResponseWriter, r *http.Request, sess *sessi
 // leaves the session as it was and returns false.
 func (h uploadHandler) complete(w http.ResponseWriter, r *http.Request, sess *session, fresh []byte, total int64, sum *checksums) bool {
 	if err := checkHashes(r.Header.Values("X-Goog-Hash"), sess.meta, sum); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeGoogleError(w, http.StatusBadRequest, err.Error(), badDigest)
 		return false
 	}
 	data := fresh // the object is this request's body alone: no copy
@@ -467,8 +481,13 @@ func (h uploadHandler) complete(w http.ResponseWriter, r *http.Request, sess *se
 }
 
 // final answers a completed session: 201 when it was started with POST, 200
-// with PUT, body the object JSON (docs/protocol.md section 3).
+// with PUT, body the object JSON (docs/protocol.md section 3); the XML API's, 200 with no body
+// (xmlapi.go).
 func (h uploadHandler) final(w http.ResponseWriter, sess *session) {
+	if sess.xml {
+		xmlFinal(w, sess.object)
+		return
+	}
 	status := http.StatusOK
 	if sess.method == http.MethodPost {
 		status = http.StatusCreated
@@ -689,10 +708,15 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeGoogleError(w, status, msg, "")
 }
 
-// writeGoogleError is writeError with a reason of the caller's ("" for the status's own).
+// writeGoogleError is writeError with a reason of the caller's ("" for the status's own). The
+// answer to a request of the XML API is its XML error instead (xmlapi.go).
 func writeGoogleError(w http.ResponseWriter, status int, msg, reason string) {
-	if reason == "" {
-		reason = reasonOf(status)
+	if _, ok := w.(*xmlWriter); ok {
+		writeXMLError(w, status, xmlCode(status, reason), msg)
+		return
+	}
+	if reason == "" || reason == badDigest {
+		reason = reasonOf(status) // the JSON API's reason for a hash that does not match is "invalid"
 	}
 	writeJSON(w, status, map[string]any{"error": map[string]any{
 		"code":    status,

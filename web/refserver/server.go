@@ -118,8 +118,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, control bool) {
 	}
 	defer func() { ref.finish(lw.status, body.n) }()
 	r = r.WithContext(withEntry(r.Context(), ref))
-	if !strings.HasPrefix(r.URL.Path, "/upload/") {
+	if !strings.HasPrefix(r.URL.Path, "/upload/") && !xmlRequest(r) {
 		writeError(lw, http.StatusNotFound, "not an upload path")
+		return
+	}
+	if xmlRequest(r) {
+		s.faults.ServeHTTP(&xmlWriter{lw}, r) // its errors are the XML API's (xmlapi.go)
 		return
 	}
 	s.faults.ServeHTTP(lw, r)
@@ -265,6 +269,7 @@ func (s *Server) newEntry(r *http.Request, kind string) *LogEntry {
 		ContentLength: r.ContentLength,
 		ContentType:   r.Header.Get("Content-Type"),
 		Authorization: r.Header.Get("Authorization"),
+		Origin:        r.Header.Get("Origin"),
 		GoogHash:      r.Header.Get("X-Goog-Hash"),
 		Kind:          kind,
 		Proto:         r.Proto,

@@ -14,6 +14,7 @@ export const ERROR_CODES = Object.freeze([
   "protocol_error",
   "checksum_mismatch",
   "source_error",
+  "backend_error",
   "aborted",
   "load_error",
 ]);

@@ -19,6 +19,20 @@ export function wireOptions(options, sessionURL) {
   const out = { origin: String(globalThis.location?.origin ?? "") };
   if (typeof options.getHeaders === "function") out.getHeaders = true;
   if (sessionURL !== undefined) out.sessionURL = absolute(sessionURL);
+  // A session the resume store kept (resume: true), not the caller's: it may go with session.
+  if (sessionURL !== undefined && sessionURL !== options.sessionURL) out.sessionKept = true;
+  // session: a function (sessionFunction: the host keeps it, through the Upload's sink) or the
+  // URL of the app's endpoint, resolved as url is; anything else goes as it is, for the Go side
+  // to refuse.
+  const { session } = options;
+  if (typeof session === "function") out.sessionFunction = true;
+  else if (session !== undefined && session !== null) {
+    try {
+      out.session = typeof session === "string" || session instanceof URL ? absolute(session) : structuredClone(session);
+    } catch (err) {
+      return { bad: `invalid session: ${err?.message ?? err}` };
+    }
+  }
   for (const name of PROTOCOL_OPTIONS) {
     try {
       let v = options[name];

@@ -211,10 +211,13 @@ export class Upload extends EventTarget {
   #resumeTo = "uploading";
 
   // The sink the Go side reports through (engine/host.js lists the reports). Nothing it says
-  // after the upload is settled (an abort here races its own reports) reaches the user.
+  // after the upload is settled (an abort here races its own reports) reaches the user. It
+  // carries the caller's session function too, which the host calls (host.js, session).
   #sink() {
     const self = this;
+    const { session } = this.#options;
     return {
+      session: typeof session === "function" ? session.bind(this.#options) : undefined,
       // The Go side reports each request only when someone listens (it costs an object per
       // chunk): an onRequest option, or a "request" listener, added now or later.
       get wantRequests() {

@@ -101,6 +101,8 @@ function workerEngine(worker) {
         if (r.type === "fail" && r.code === "source_error" && e.cause !== undefined) r.cause = e.cause;
         // What the page's getHeaders threw, itself, not the copy that crossed by message.
         if (r.type === "fail" && r.code === "auth_error" && e.thrown !== undefined) r.cause = e.thrown;
+        // So for the session function.
+        if (r.type === "fail" && r.code === "backend_error" && e.sessionThrew !== undefined) r.cause = e.sessionThrew;
       } else if (e.wants !== Boolean(e.sink.wantRequests)) {
         // Someone began (or stopped) listening to requests: the Worker reports them (or not).
         e.wants = !e.wants;
@@ -122,8 +124,40 @@ function workerEngine(worker) {
             reply(m.req, { ok: false, error });
           },
         );
+    } else if (m.t === "askSession") {
+      // The page's session function, asked by the Go side in the worker (host.session).
+      askSession(m, e);
     }
   };
+
+  // Calls the caller's session function with the Worker's info and posts what it answered (a
+  // URL object as its text: a URL cannot be cloned), or what it threw, which is kept as the
+  // cause of the backend_error that follows.
+  const askSession = ({ req, info }, e) =>
+    Promise.resolve()
+      .then(() => e.sink.session(info))
+      .then(
+        (value) => {
+          const text = (u) => (u instanceof URL ? u.href : u);
+          const v = text(value);
+          try {
+            const plain = v && typeof v === "object" && !Array.isArray(v) ? { ...v, sessionURL: text(v.sessionURL), signedURL: text(v.signedURL) } : v;
+            post({ t: "session", req, ok: true, value: plain });
+          } catch {
+            // Unreadable or not cloneable (a function in it, say): an answer that names no
+            // session, for the Worker to refuse.
+            post({ t: "session", req, ok: true, value: {} });
+          }
+        },
+        (error) => {
+          e.sessionThrew = error;
+          try {
+            post({ t: "session", req, ok: false, error });
+          } catch {
+            post({ t: "session", req, ok: false, error: errorData(error) });
+          }
+        },
+      );
 
   // The Worker's pull of a relayed stream (stream-relay.js), answered with the Blob of the
   // bytes; one for an upload closed since is answered with an error (the Worker may still wait).

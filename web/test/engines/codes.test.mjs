@@ -1,7 +1,8 @@
 // MediaUploadError.code is one of the codes of docs/api.md ("Errors") whatever failed
 // underneath, in every engine, on the page and in worker mode: bad arguments, getHeaders
 // that throws (an Error, and a DOMException, whose own `code` is a number) or answers wrongly
-// (a number; a function, which cannot even be posted to a Worker), an HTTP 403, an unreachable
+// (a number; a function, which cannot even be posted to a Worker), a session function that throws
+// or answers a number, a bad session option, an HTTP 403, an unreachable
 // server, abort, streams that error or give something that is not bytes; and in worker mode a
 // stream handed to the Worker (transferred, or read by the page where it cannot be), a source
 // that cannot be posted to the Worker (a DataCloneError, code 25) and a Worker that stops.
@@ -16,7 +17,7 @@ import { REPO_ROOT, forEachEngine, useEnv } from "../harness.mjs";
 const API = readFileSync(join(REPO_ROOT, "docs", "api.md"), "utf8");
 const ERRORS_TABLE = API.slice(API.indexOf("| code | when |"), API.indexOf("\n\n", API.indexOf("| code | when |")));
 const CODES = [...ERRORS_TABLE.matchAll(/^\| `([a-z_]+)` \| /gm)].map((m) => m[1]);
-assert.equal(CODES.length, 11, `docs/api.md's Errors table: ${CODES}`);
+assert.equal(CODES.length, 12, `docs/api.md's Errors table: ${CODES}`);
 
 // What each failure of failures() below must end with, the same on the page and in a Worker.
 // A getHeaders that returns something other than an object of strings is a bad call.
@@ -36,6 +37,10 @@ const WANT = {
   signalAborted: "aborted",
   streamErrors: "source_error",
   streamNotBytes: "source_error",
+  sessionDOMException: "backend_error",
+  sessionNumber: "backend_error",
+  sessionAndSessionURL: "invalid_argument",
+  sessionNotAFunction: "invalid_argument",
 };
 
 // A port on 127.0.0.1 that nothing listens on.
@@ -116,6 +121,16 @@ forEachEngine((engine) => {
             { chunkSize: 262144 },
           ),
           streamNotBytes: await run("text", stream((c) => c.enqueue("not bytes")), {}),
+          // The session function (docs/api.md, "A session from your backend"), which runs on
+          // the page in both modes: what it throws, and a number, are the backend's failures.
+          sessionDOMException: await run("sdom", blob(), {
+            session: async () => {
+              throw new DOMException("no session today", "DataCloneError");
+            },
+          }),
+          sessionNumber: await run("snumber", blob(), { session: () => 42 }),
+          sessionAndSessionURL: await run("sboth", blob(), { session: () => url, sessionURL: url }),
+          sessionNotAFunction: await run("snot", blob(), { session: 42 }),
         };
         return out;
       },

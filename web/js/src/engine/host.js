@@ -42,6 +42,17 @@
 //                                     | {kind: "source", name, message}
 //   headers(id, answer)               calls getHeaders: {kind: "ok", headers: {name: value}}
 //                                     | {kind: "bad", reason} | {kind: "error", name, message}
+//   session(id, {endpoint, size, type, metadata}, answer)
+//                                     asks the app's backend for a session (docs/api.md, "A
+//                                     session from your backend") with the upload's
+//                                     {name, size, type, metadata} (name: the File's; size
+//                                     null for a stream; metadata: the JSON text, "" for none):
+//                                     POSTs it as JSON to endpoint, or, where endpoint is "",
+//                                     calls the page's function (sink.session) with it:
+//                                     {kind: "ok", sessionURL, signedURL, headers} ("" and null
+//                                     where absent) | {kind: "bad", reason} | {kind: "refused",
+//                                     status, message, body} (the endpoint's 4xx or 5xx)
+//                                     | {kind: "unreachable" | "threw", name, message}
 //   whenOnline(id, answer)            {kind: "ok"} once the browser is online (at once if it is)
 //   abort(id)                         aborts the request in flight, if any
 //   wantRequests(id)                  whether anyone listens to per-request reports
@@ -60,7 +71,8 @@
 //       any, as cause.
 //
 // The loader's side (module.js): open(id, {blob | stream, sink, getHeaders}) before the Go side
-// starts the upload (a check: no source), close(id) if it could not start it.
+// starts the upload (a check: no source), close(id) if it could not start it. sink.session is
+// the caller's session function, where the upload has one (upload.js).
 
 import { callSafely } from "../events.js";
 import { carriedTo, countable, countedBody, noStreams, wholeAgain } from "./counted.js";
@@ -472,6 +484,32 @@ export function createHost({ worker = false } = {}) {
         );
     },
 
+    session(id, ask, answer) {
+      const e = entries.get(id);
+      if (!e) return void answer(noSuchUpload);
+      const info = sessionInfo(e.blob, ask);
+      if (ask.endpoint) {
+        // The POST is the upload's request in flight: aborted with the upload, or when its
+        // entry ends (core bounds how long the backend may take).
+        const ac = new AbortController();
+        e.ac = ac;
+        return void askEndpoint(ask.endpoint, info, ac.signal).then(({ a, cause }) => {
+          if (e.ac === ac) e.ac = null;
+          if (cause !== undefined) e.cause = cause; // the cause of the backend_error
+          reply(id, e, answer, a);
+        });
+      }
+      Promise.resolve()
+        .then(() => e.sink.session(info))
+        .then(
+          (v) => reply(id, e, answer, sessionAnswer(v)),
+          (err) => {
+            e.cause = err; // the cause of the backend_error
+            reply(id, e, answer, failed("threw", err));
+          },
+        );
+    },
+
     wantRequests(id) {
       return Boolean(entries.get(id)?.sink.wantRequests);
     },
@@ -521,5 +559,76 @@ async function readRange(blob, start, end) {
       if (blob instanceof File || tries >= 2) throw err;
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+}
+
+// What the backend is told of an upload (host.session): the File's name, the size (null for a
+// stream, whose length is not known), the upload's type and metadata; nothing of the bytes.
+function sessionInfo(blob, { size, type, metadata }) {
+  return {
+    name: typeof blob?.name === "string" ? blob.name : "",
+    size: size < 0 ? null : size,
+    type,
+    metadata: metadata ? JSON.parse(metadata) : null,
+  };
+}
+
+// POSTs info to the app's endpoint as JSON (fetch's default credentials: the page's cookies go
+// to its own origin) and resolves to { a: host.session's answer, cause }: the session it
+// answered; "refused" for a 4xx or 5xx, with its JSON error's message ({"error": {"code",
+// "message"}}, as the Go backend package answers); "bad" for a 2xx that is not JSON;
+// "unreachable", its cause the fetch's error, where no answer came.
+async function askEndpoint(url, info, signal) {
+  let res, text;
+  try {
+    res = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(info), signal });
+    text = await res.text();
+  } catch (err) {
+    return { a: { kind: "unreachable", name: String(err?.name ?? ""), message: String(err?.message ?? err) }, cause: err };
+  }
+  if (!res.ok) return { a: { kind: "refused", status: res.status, message: errorMessage(text), body: text.slice(0, MAX_BODY) } };
+  let v;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return { a: { kind: "bad", reason: `its answer (${res.status}) is not JSON: ${JSON.stringify(text.slice(0, 80))}` } };
+  }
+  return { a: sessionAnswer(v) };
+}
+
+// The message of a JSON error answer, {"error": {"message"}}, or "".
+function errorMessage(text) {
+  try {
+    const m = JSON.parse(text)?.error?.message;
+    return typeof m === "string" ? m : "";
+  } catch {
+    return "";
+  }
+}
+
+// What the backend answered, as host.session's answer: a session URI (a string or a URL), or
+// an object of sessionURL, or signedURL and headers. Whether they make a session is core's to
+// say; here only their types are read.
+function sessionAnswer(v) {
+  const text = (u) => (u instanceof URL ? u.href : (u ?? ""));
+  const what = (x) => (x === undefined ? "nothing" : x === null ? "null" : Array.isArray(x) ? "an array" : `a ${typeof x}`);
+  const bad = (reason) => ({ kind: "bad", reason });
+  if (typeof v === "string" || v instanceof URL) return { kind: "ok", sessionURL: text(v), signedURL: "", headers: null };
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return bad(`not a session URI or an object but ${what(v)}`);
+  try {
+    const sessionURL = text(v.sessionURL);
+    const signedURL = text(v.signedURL);
+    if (typeof sessionURL !== "string") return bad(`its sessionURL is ${what(sessionURL)}, not a string`);
+    if (typeof signedURL !== "string") return bad(`its signedURL is ${what(signedURL)}, not a string`);
+    let headers = null;
+    if (v.headers !== undefined && v.headers !== null) {
+      const h = headersAnswer(v.headers);
+      if (h.kind !== "ok") return bad(`its headers: ${h.reason}`);
+      headers = h.headers;
+    }
+    return { kind: "ok", sessionURL, signedURL, headers };
+  } catch (err) {
+    // A Proxy or a getter that throws: a bad answer, not an upload left waiting.
+    return bad(`reading it threw ${err?.name ?? "an error"}: ${err?.message ?? err}`);
   }
 }

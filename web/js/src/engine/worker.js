@@ -3,7 +3,8 @@
 // upload's calls to it by message. Blobs and Files come by structured clone (no byte copied), a
 // ReadableStream is transferred, or, where the browser cannot transfer one (WebKit), stays on
 // the page, which answers this host's pulls (stream-relay.js); the reports of each upload go
-// back as messages, and getHeaders, which is the page's, is asked for by message too.
+// back as messages, and getHeaders and the session function, which are the page's, are asked
+// for by message too (an endpoint's URL as session is POSTed to from here).
 //
 // Messages from the page:   { t: "init", wasmURL, given }
 //                           { t: "start", id, source, options, getHeaders: bool, wantRequests: bool }
@@ -12,10 +13,12 @@
 //                           { t: "start", id, check: true, size, options, getHeaders }   a check of a session
 //                           { t: "pause" | "resume" | "abort", id }
 //                           { t: "headers", req, ok, value | error }
+//                           { t: "session", req, ok, value | error }   the page's session function's answer
 //                           { t: "pulled", id, req, n, blob | error }   (stream-relay.js)
 // Messages to the page:     { t: "ready", version } | { t: "error", message }
 //                           { t: "report", id, report }     (engine/host.js: state, progress, …, done, fail)
 //                           { t: "getHeaders", id, req }
+//                           { t: "askSession", id, req, info }   (the caller's session function, on the page)
 //                           { t: "pull", id, req, start, end } | { t: "close", id, reason }
 
 import { startCheck, startModule, startUpload } from "./module.js";
@@ -23,7 +26,7 @@ import { StreamRelay } from "./stream-relay.js";
 
 let mod = null;
 let nextReq = 0;
-const asked = new Map(); // req -> { id, resolve, reject }: getHeaders calls the page answers
+const asked = new Map(); // req -> { id, resolve, reject }: getHeaders and session calls the page answers
 
 // Posts a message; what cannot be cloned (an odd object thrown by the page's code, the cause
 // of a failure) goes as its name and message, so that no report, a failure least of all, is
@@ -70,7 +73,8 @@ self.onmessage = async ({ data: m }) => {
     case "want":
       if (wanted.has(m.id)) wanted.set(m.id, m.on);
       break;
-    case "headers": {
+    case "headers":
+    case "session": {
       const a = asked.get(m.req);
       asked.delete(m.req);
       if (m.ok) a?.resolve(m.value);
@@ -99,14 +103,16 @@ function start({ id, source, relay, options, getHeaders, wantRequests, check, si
       post({ t: "report", id, report: r });
     },
   };
-  const gh = getHeaders
-    ? () =>
-        new Promise((resolve, reject) => {
-          const req = ++nextReq;
-          asked.set(req, { id, resolve, reject });
-          post({ t: "getHeaders", id, req });
-        })
-    : null;
+  // Asks the page: t is the message's type, info goes with it; the answer resolves.
+  const ask = (t, info) =>
+    new Promise((resolve, reject) => {
+      const req = ++nextReq;
+      asked.set(req, { id, resolve, reject });
+      post({ t, id, req, info });
+    });
+  const gh = getHeaders ? () => ask("getHeaders") : null;
+  // The caller's session function runs on the page (host.session calls sink.session).
+  if (options?.sessionFunction) sink.session = (info) => ask("askSession", info);
   try {
     if (check) startCheck(mod, id, size, options, sink, gh);
     else startUpload(mod, id, relay ? new StreamRelay(id, post) : source, options, sink, gh);
