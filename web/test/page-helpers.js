@@ -48,6 +48,34 @@ const T = {
     T.module ??= await import(T.dist);
     return T.module.load(options);
   },
+  // Loads the module in a Worker whose slices and stream bodies are counted (the module's own
+  // worker script behind /test/worker-counts.js): then T.workerCounts() resolves to
+  // { slices, streams } since it was last called.
+  async loadCounting() {
+    const Native = Worker;
+    let worker = null;
+    window.Worker = class extends Native {
+      constructor(...args) {
+        super(...args);
+        worker ??= this;
+      }
+    };
+    try {
+      await T.load({ worker: true, workerURL: "/test/counting-worker.js" });
+    } finally {
+      window.Worker = Native;
+    }
+    T.workerCounts = () =>
+      new Promise((resolve) => {
+        const on = ({ data }) => {
+          if (data?.t !== "test:counts") return;
+          worker.removeEventListener("message", on);
+          resolve({ slices: data.slices, streams: data.streams });
+        };
+        worker.addEventListener("message", on);
+        worker.postMessage({ t: "test:counts" });
+      });
+  },
   errorData: (e) => errorData(e, T.module?.MediaUploadError),
   eventData,
   // Records every event of an upload, in order.

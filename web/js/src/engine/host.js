@@ -42,7 +42,8 @@
 //                                     | {kind: "source", name, message}
 //   headers(id, answer)               calls getHeaders: {kind: "ok", headers: {name: value}}
 //                                     | {kind: "bad", reason} | {kind: "error", name, message}
-//   whenOnline(id, answer)            {kind: "ok"} once the browser is online (at once if it is)
+//   whenOnline(id, answer)            {kind: "ok"} once the browser is online (at once if it is;
+//                                     online.js says how the host knows)
 //   abort(id)                         aborts the request in flight, if any
 //   wantRequests(id)                  whether anyone listens to per-request reports
 //   report(id, type, ...fields)       tells the sink (sink.report) what happened, as
@@ -66,6 +67,7 @@ import { callSafely } from "../events.js";
 import { carriedTo, countable, countedBody, noStreams, wholeAgain } from "./counted.js";
 import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
 import { Hashing } from "./hash.js";
+import { Online } from "./online.js";
 import { NotKeptError } from "./stream.js";
 
 // The fields of each report (see report above), in the order the Go side passes them.
@@ -197,8 +199,11 @@ async function readAnswer(res, session) {
   return `ok\n${res.status}\n${get("range")}\n${get("location")}\n${override}\n${get("retry-after")}\n${text}`;
 }
 
-/** The host of one realm; worker: it runs in the module's Worker (see NUDGE_EVERY). */
-export function createHost({ worker = false } = {}) {
+/**
+ * The host of one realm; worker: it runs in the module's Worker (see NUDGE_EVERY); online: what
+ * it knows of whether the browser is online (online.js: in a Worker, the page tells it).
+ */
+export function createHost({ worker = false, online = new Online() } = {}) {
   const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause, hashing, pulled }
   // Bytes of Blobs made in memory settled (or read for a checksum) since the last nudge
   // (NUDGE_EVERY).
@@ -229,14 +234,14 @@ export function createHost({ worker = false } = {}) {
   });
   const noSuchUpload = { kind: "error", name: "Error", message: "mediaupload: no such upload" };
 
-  // Ends the entry of upload id: its request in flight aborted, its online listener removed,
+  // Ends the entry of upload id: its request in flight aborted, its wait to be online ended,
   // its stream cancelled (the producer sees it) with reason. Every way an upload ends goes here.
   const end = (id, reason) => {
     const e = entries.get(id);
     if (!e) return null;
     entries.delete(id);
     e.ac?.abort();
-    if (e.online) globalThis.removeEventListener("online", e.online);
+    e.online?.(); // no longer waiting for the browser to be online
     e.stream?.close(reason);
     e.hashing?.stop();
     if (e.blob && !(e.blob instanceof File)) letGo(e.blob.size);
@@ -350,7 +355,7 @@ export function createHost({ worker = false } = {}) {
             counting = false;
             // An origin that takes no stream bodies (Chromium over HTTP/1.1)? The same request
             // again at once, as a Blob (counted.js).
-            if (counted && !ac.signal.aborted && !changed && globalThis.navigator?.onLine !== false && wholeAgain(url, counted)) {
+            if (counted && !ac.signal.aborted && !changed && online.now && wholeAgain(url, counted)) {
               streamFailed = true;
               return void go();
             }
@@ -358,7 +363,7 @@ export function createHost({ worker = false } = {}) {
             e.cause = err; // the cause of a network_error, should the retries run out
             if (changed) return void sourceFailed(changed);
             if (stalled) return void reply(id, e, answer, { kind: "stall", name: "TimeoutError", message: "the request stalled" });
-            if (globalThis.navigator?.onLine === false) return void reply(id, e, answer, failed("offline", err));
+            if (!online.now) return void reply(id, e, answer, failed("offline", err));
             // A File that cannot be read any more fails fetch as a lost connection does. Only
             // a File: a Blob made in memory cannot change on disk, and Chromium now and then
             // fails a read of one for a moment (a retry then succeeds).
@@ -394,14 +399,11 @@ export function createHost({ worker = false } = {}) {
     whenOnline(id, answer) {
       const e = entries.get(id);
       if (!e) return void answer(noSuchUpload);
-      if (globalThis.navigator?.onLine !== false) return void queueMicrotask(() => reply(id, e, answer, { kind: "ok" }));
-      const on = () => {
-        globalThis.removeEventListener("online", on);
+      if (online.now) return void queueMicrotask(() => reply(id, e, answer, { kind: "ok" }));
+      e.online = online.wait(() => {
         e.online = null;
         reply(id, e, answer, { kind: "ok" });
-      };
-      e.online = on;
-      globalThis.addEventListener("online", on);
+      });
     },
 
     abort(id) {
