@@ -340,11 +340,11 @@ for (const mode of ["page", "worker"]) {
     // (fetch gives a Blob body its type as Content-Type only where the request sets none, and
     // the module's requests set theirs: a slice per file cost the page's main thread up to 1 ms.)
     // The slices are counted where the host runs: on the page, or in the module's Worker (the
-    // test's worker script counts them there: worker-counts.js), and on the page too, which
+    // test's worker script counts them there: worker-hooks.js), and on the page too, which
     // then makes none. No checksum: one reads the Blob in slices of its own.
     const p = await env.openPage();
     const out = await p.evaluate(async ({ url, url2, worker }) => {
-      if (worker) await T.loadCounting();
+      if (worker) await T.loadHooked();
       else await T.load({ worker: false });
       const onPage = [];
       const slice = Blob.prototype.slice;

@@ -4,6 +4,7 @@
 // so Node knows what a page uploaded without transferring it.
 
 import { POOL_SEED, POOL_SIZE, pseudoRandomBytes } from "/test/random.mjs";
+import { failReads } from "/test/read-faults.js";
 
 
 const EVENTS = ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange", "request"];
@@ -48,10 +49,10 @@ const T = {
     T.module ??= await import(T.dist);
     return T.module.load(options);
   },
-  // Loads the module in a Worker whose slices and stream bodies are counted (the module's own
-  // worker script behind /test/worker-counts.js): then T.workerCounts() resolves to
-  // { slices, streams } since it was last called.
-  async loadCounting() {
+  // Loads the module in a Worker with a test's hooks (the module's own worker script behind
+  // /test/worker-hooks.js): then T.workerCounts() resolves to { slices, streams } since it was
+  // last called, and T.failReads reaches the Worker.
+  async loadHooked() {
     const Native = Worker;
     let worker = null;
     window.Worker = class extends Native {
@@ -61,20 +62,31 @@ const T = {
       }
     };
     try {
-      await T.load({ worker: true, workerURL: "/test/counting-worker.js" });
+      await T.load({ worker: true, workerURL: "/test/hooked-worker.js" });
     } finally {
       window.Worker = Native;
     }
-    T.workerCounts = () =>
+    const ask = (msg) =>
       new Promise((resolve) => {
         const on = ({ data }) => {
-          if (data?.t !== "test:counts") return;
+          if (data?.t !== msg.t) return;
           worker.removeEventListener("message", on);
-          resolve({ slices: data.slices, streams: data.streams });
+          resolve(data);
         };
         worker.addEventListener("message", on);
-        worker.postMessage({ t: "test:counts" });
+        worker.postMessage(msg);
       });
+    T.workerCounts = async () => {
+      const { slices, streams } = await ask({ t: "test:counts" });
+      return { slices, streams };
+    };
+    T.hookedWorker = { ask };
+  },
+  // Makes Blob reads fail where the module runs (read-faults.js): in its Worker where it was
+  // loaded by loadHooked, else on the page.
+  async failReads(how, after) {
+    if (T.hookedWorker) return void (await T.hookedWorker.ask({ t: "test:failReads", how, after }));
+    failReads(how, after);
   },
   errorData: (e) => errorData(e, T.module?.MediaUploadError),
   eventData,

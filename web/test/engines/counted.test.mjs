@@ -92,10 +92,10 @@ forEachEngine((engine) => {
       // HTTPS that offers HTTP/1.1 only: Chromium tries one stream, which fails before a byte
       // goes. On the page its console line tells; in the module's Worker the line is the
       // Worker's, which the drivers do not all report, so there the test's worker script counts
-      // the stream bodies the host gave fetch (worker-counts.js).
+      // the stream bodies the host gave fetch (worker-hooks.js).
       const onPage = await env.openPage();
       try {
-        await onPage.evaluate((worker) => (worker ? T.loadCounting() : T.load({ worker: false })), mode === "worker");
+        await onPage.evaluate((worker) => (worker ? T.loadHooked() : T.load({ worker: false })), mode === "worker");
         const consoleErrors = async () => (await onPage.errors()).filter((e) => !/favicon/.test(e));
         const streamsTried = () => onPage.evaluate(async () => (T.workerCounts ? (await T.workerCounts()).streams : null));
         const before = (await consoleErrors()).length;

@@ -414,17 +414,28 @@ export function createHost({ worker = false, online = new Online() } = {}) {
       const e = entries.get(id);
       if (!e?.stream) return void answer({ kind: "error", name: "Error", message: "no such stream upload" });
       // With a checksum, the bytes a pull read are hashed before the next pull may let them go
-      // (the server holds them): each pull waits for the hashing of the one before.
+      // (the server holds them): each pull waits for the hashing of the one before. A read of
+      // them that fails (at once, as body() does with bytes not kept, or later) stops the
+      // hashing: the next pull, or the digest, fails with it, as the source's failure.
       (e.pulled ?? Promise.resolve())
         .then(() => e.stream.pull(start, stop))
         .then(
           (n) => {
             const h = e.hashing;
-            if (h && start + n > h.at) e.pulled = e.stream.body(h.at, start + n).arrayBuffer().then((buf) => h.add(new Uint8Array(buf)));
+            if (h && start + n > h.at) {
+              const from = h.at;
+              const bytes = (async () => new Uint8Array(await e.stream.body(from, start + n).arrayBuffer()))();
+              bytes.catch(noop); // its failure is the hashing's (Hashing.add)
+              e.pulled = h.add(bytes).then(() => {
+                if (h.error) throw h.error;
+              });
+              e.pulled.catch(noop); // met by the next pull, if any; the digest meets h.error
+            }
             reply(id, e, answer, { kind: "ok", n });
           },
           (err) => {
-            if (err instanceof NotKeptError) return void reply(id, e, answer, { kind: "notkept" });
+            // Bytes let go before they were hashed are no NotKeptError of the Go side's asking.
+            if (err instanceof NotKeptError && !e.hashing?.error) return void reply(id, e, answer, { kind: "notkept" });
             e.cause = err; // the cause of the source_error
             reply(id, e, answer, failed("source", err));
           },
