@@ -65,7 +65,7 @@
 
 import { callSafely } from "../events.js";
 import { carriedTo, countable, countedBody, noStreams, wholeAgain } from "./counted.js";
-import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
+import { FileChangedError, FileWatch, readAgain, unreadableFile } from "./file-watch.js";
 import { Hashing } from "./hash.js";
 import { Online } from "./online.js";
 import { NotKeptError } from "./stream.js";
@@ -169,8 +169,17 @@ async function exchange(url, init, session) {
 // never written: 0-3 ms in every engine), which prompts a full collection; a task later, so
 // that the settled entry is out of reach by then. With it the store stays at what Chromium
 // keeps of recent requests' bodies (web/test/memory.test.mjs: 230-240 MB, as on the page; a
-// nudge of 64 MiB, or every 32 MiB, let it reach 270-300 MB). Files are read from disk: they
-// hold no memory.
+// nudge of 64 MiB, or every 32 MiB, let it reach 270-300 MB).
+//
+// A File is no sign of where its bytes are. One picked from disk (an <input>, a drop, a file
+// handle) holds none of the store; one made in script (`new File([bytes])`) is in it as any
+// Blob made in memory, and no engine lets script tell the two apart (no property, no read
+// differs). So the host treats every File as possibly both, which costs nothing wrong either
+// way: it counts towards the nudge (a File from disk then prompts a collection the Worker did
+// not need, 0-3 ms of the Worker's own thread), its reads for a checksum are tried again as a
+// Blob's are (a File changed on disk fails them all the same, 100 ms later), and it is watched
+// for changes on disk (file-watch.js: a File made in memory never changes, and its reads that
+// fail for a moment are tried again there too).
 const NUDGE_EVERY = 8 << 20;
 const NUDGE_BYTES = 256 << 20;
 
@@ -244,7 +253,7 @@ export function createHost({ worker = false, online = new Online() } = {}) {
     e.online?.(); // no longer waiting for the browser to be online
     e.stream?.close(reason);
     e.hashing?.stop();
-    if (e.blob && !(e.blob instanceof File)) letGo(e.blob.size);
+    if (e.blob) letGo(e.blob.size); // a File too (see NUDGE_EVERY)
     return e;
   };
 
@@ -366,7 +375,8 @@ export function createHost({ worker = false, online = new Online() } = {}) {
             if (!online.now) return void reply(id, e, answer, failed("offline", err));
             // A File that cannot be read any more fails fetch as a lost connection does. Only
             // a File: a Blob made in memory cannot change on disk, and Chromium now and then
-            // fails a read of one for a moment (a retry then succeeds).
+            // fails a read of one for a moment (a retry then succeeds; the watch reads a File
+            // made in script, which may be one, again before it says so: file-watch.js).
             const unreadable = watch && !ac.signal.aborted && (await watch.unreadable(start));
             if (unreadable) return void sourceFailed(unreadable);
             reply(id, e, answer, failed("fetch", err));
@@ -447,12 +457,12 @@ export function createHost({ worker = false, online = new Online() } = {}) {
       if (!e || e.hashing) return;
       e.hashing = new Hashing(kinds === "both" ? ["crc32c", "md5"] : [kinds]);
       if (!e.blob) return;
-      // The slices it reads of a Blob made in memory hold the Blob store too, until this
-      // realm's collector runs: they count towards the next nudge (NUDGE_EVERY).
-      const inMemory = !(e.blob instanceof File);
+      // The slices it reads of a Blob made in memory (or a File: it may be one) hold the Blob
+      // store too, until this realm's collector runs: they count towards the next nudge
+      // (NUDGE_EVERY).
       e.hashing.readBlob(e.blob, async (start, end) => {
         const buf = await readRange(e.blob, start, end);
-        if (inMemory) letGo(buf.byteLength);
+        letGo(buf.byteLength);
         return buf;
       });
     },
@@ -522,17 +532,6 @@ function headersAnswer(v) {
   }
 }
 
-// Reads bytes [start, end) of a Blob for its checksum. A Blob made in memory can fail a read for
-// a moment in Chromium (docs/protocol.md section 6): read again, twice, before giving up. A
-// File that fails stays failed (it changed on disk): its error goes at once.
-async function readRange(blob, start, end) {
-  for (let tries = 0; ; tries++) {
-    try {
-      // The whole Blob as it is: a slice costs WebKit a call to another process (0.1-0.4 ms).
-      return await (start === 0 && end >= blob.size ? blob : blob.slice(start, end)).arrayBuffer();
-    } catch (err) {
-      if (blob instanceof File || tries >= 2) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
+// Reads bytes [start, end) of a Blob for its checksum: the whole Blob as it is where the range
+// is all of it (a slice costs WebKit a call to another process, 0.1-0.4 ms), through readAgain.
+const readRange = (blob, start, end) => readAgain(() => (start === 0 && end >= blob.size ? blob : blob.slice(start, end)).arrayBuffer());
