@@ -214,8 +214,8 @@ async function readAnswer(res, session) {
  */
 export function createHost({ worker = false, online = new Online() } = {}) {
   const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause, hashing, pulled }
-  // Bytes of Blobs made in memory settled (or read for a checksum) since the last nudge
-  // (NUDGE_EVERY).
+  // Bytes of Blobs and Files settled (or read for a checksum) since the last nudge
+  // (NUDGE_EVERY: a File may be one made in memory).
   let settled = 0;
   const letGo = (bytes) => {
     if (!worker || (settled += bytes) < NUDGE_EVERY) return;
