@@ -169,9 +169,10 @@ for (const mode of ["worker", "page"]) {
         { url: ref.uploadURL(name), stallMs },
       );
       // Given up: the request that stalled ends, and counts as a lost connection (a retry). It
-      // was given the bound (2 s), at most as much again for its thread held (host.js), and a
-      // hidden page's timer alignment (1 s): at most 5 s; bounded at 10 s. Without a cap it was
-      // given time back for as long as its timer fired late, which in a hidden page is always.
+      // was given the bound (2 s), at most as much again for its thread held (host.js), and what
+      // a hidden page's timer alignment (1 s) adds to its first and last firing: about 6-7 s
+      // (6.8 s measured); bounded at 14 s. Without a cap it was given time back for as long as
+      // its timer fired late, which in a hidden page is always.
       const r = await resultOf(p, 40_000).catch(() => null);
       const hiddenGap = await longestGap(p, from);
       const stillHidden = await p.evaluate(() => document.visibilityState);
@@ -188,7 +189,7 @@ for (const mode of ["worker", "page"]) {
       assert.ok(hiddenGap >= 500, `the hidden page's timers were not throttled (at most ${hiddenGap} ms apart)`);
       assert.ok(r.ok, JSON.stringify(r.error));
       assert.equal(r.events.filter((e) => e.type === "retry").length, 1, "the stalled request counts as one lost connection");
-      assert.ok(gaveUpMs !== null && gaveUpMs <= 10_000, `given up after ${gaveUpMs} ms`);
+      assert.ok(gaveUpMs !== null && gaveUpMs <= 14_000, `given up after ${gaveUpMs} ms`);
       const stored = await ref.object(name);
       assert.equal(stored?.md5Hash, md5Base64(pseudoRandomBytes(size, 92)), "stored byte-exact");
     } finally {
