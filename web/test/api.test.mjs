@@ -335,34 +335,41 @@ test("contentType: the blob's type, else application/octet-stream, else the opti
   }
 });
 
-test("a typed Blob sent in one PUT goes as it is (no slice to drop its type); in chunks, a slice each", async () => {
-  // (fetch gives a Blob body its type as Content-Type only where the request sets none, and the
-  // module's requests set theirs: a slice per file cost the page's main thread up to 1 ms.)
-  // The slices are counted on the page: the module runs there (worker: false), and hashes
-  // nothing (a checksum reads the Blob in slices of its own).
-  const p = await env.openPage();
-  const out = await p.evaluate(async ({ url, url2 }) => {
-    await T.load({ worker: false });
-    const slices = [];
-    const slice = Blob.prototype.slice;
-    Blob.prototype.slice = function (...args) {
-      slices.push([this.size, ...args]);
-      return slice.apply(this, args);
-    };
-    try {
-      const whole = await T.run(T.blob(300_000, 1, "image/png"), { url, chunkSize: 0, checksum: false });
-      const wholeSlices = slices.splice(0);
-      const chunked = await T.run(T.blob(300_000, 2, "image/png"), { url: url2, chunkSize: 256 * 1024, checksum: false });
-      return { whole: whole.ok, wholeSlices, chunked: chunked.ok, chunkedSlices: slices };
-    } finally {
-      Blob.prototype.slice = slice;
-    }
-  }, { url: ref.uploadURL(unique("typed-whole")), url2: ref.uploadURL(unique("typed-chunks")) });
-  await p.close();
-  assert.ok(out.whole && out.chunked, JSON.stringify(out));
-  assert.deepEqual(out.wholeSlices, [], "one PUT of all of it: no slice");
-  assert.deepEqual(out.chunkedSlices, [[300_000, 0, 262_144], [300_000, 262_144, 300_000]], "two chunks: a slice each");
-});
+for (const mode of ["page", "worker"]) {
+  test(`a typed Blob sent in one PUT goes as it is (no slice to drop its type); in chunks, a slice each (${mode} mode)`, async () => {
+    // (fetch gives a Blob body its type as Content-Type only where the request sets none, and
+    // the module's requests set theirs: a slice per file cost the page's main thread up to 1 ms.)
+    // The slices are counted where the host runs: on the page, or in the module's Worker (the
+    // test's worker script counts them there: worker-hooks.js), and on the page too, which
+    // then makes none. No checksum: one reads the Blob in slices of its own.
+    const p = await env.openPage();
+    const out = await p.evaluate(async ({ url, url2, worker }) => {
+      if (worker) await T.loadHooked();
+      else await T.load({ worker: false });
+      const onPage = [];
+      const slice = Blob.prototype.slice;
+      Blob.prototype.slice = function (...args) {
+        onPage.push([this.size, ...args]);
+        return slice.apply(this, args);
+      };
+      const counted = async () => (worker ? (await T.workerCounts()).slices : onPage.splice(0));
+      try {
+        const whole = await T.run(T.blob(300_000, 1, "image/png"), { url, chunkSize: 0, checksum: false });
+        const wholeSlices = await counted();
+        const chunked = await T.run(T.blob(300_000, 2, "image/png"), { url: url2, chunkSize: 256 * 1024, checksum: false });
+        return { mode: (await T.load()).mode, whole: whole.ok, wholeSlices, chunked: chunked.ok, chunkedSlices: await counted(), onPage };
+      } finally {
+        Blob.prototype.slice = slice;
+      }
+    }, { url: ref.uploadURL(unique("typed-whole")), url2: ref.uploadURL(unique("typed-chunks")), worker: mode === "worker" });
+    await p.close();
+    assert.equal(out.mode, mode);
+    assert.ok(out.whole && out.chunked, JSON.stringify(out));
+    assert.deepEqual(out.wholeSlices, [], "one PUT of all of it: no slice");
+    assert.deepEqual(out.chunkedSlices, [[300_000, 0, 262_144], [300_000, 262_144, 300_000]], "two chunks: a slice each");
+    if (mode === "worker") assert.deepEqual(out.onPage, [], "none on the page: the Worker's host made them");
+  });
+}
 
 test("method: POST creates (201), PUT updates (200)", async () => {
   const name = unique("method");

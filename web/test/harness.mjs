@@ -221,6 +221,8 @@ const BLANK_HTML = `<!doctype html><meta charset="utf-8"><title>mediaupload test
  *   /dist/…           the built dist/ (MIME types as a good static server sends them)
  *   /wrongmime/…      the same files, but .wasm as application/octet-stream
  *   /test/blank.html  an empty page that loads /test/helpers.js (window.T: see page-helpers.js)
+ *   /test/hooked-worker.js  the module's worker script with a test's hooks first
+ *                     (worker-hooks.js: T.loadHooked)
  *   pages added with page(path, html), and routes added with route(prefix, (req, res) => …)
  *   (a route is tried for every request whose path starts with prefix)
  *   folders added with dir(prefix, folder), as /dist/ (index.html for a path ending in /).
@@ -233,6 +235,10 @@ export async function startStaticServer({ dist = DIST_DIR } = {}) {
     ["/test/helpers.js", { file: join(REPO_ROOT, "web/test/page-helpers.js"), type: TYPES[".js"] }],
     ["/test/random.mjs", { file: join(REPO_ROOT, "web/test/random.mjs"), type: TYPES[".mjs"] }],
     ["/test/errors.js", { body: ERRORS_HOOK, type: TYPES[".js"] }],
+    // The module's worker script with a test's hooks in front (worker-hooks.js; test-only).
+    ["/test/worker-hooks.js", { file: join(REPO_ROOT, "web/test/worker-hooks.js"), type: TYPES[".js"] }],
+    ["/test/read-faults.js", { file: join(REPO_ROOT, "web/test/read-faults.js"), type: TYPES[".js"] }],
+    ["/test/hooked-worker.js", { body: 'import "/test/worker-hooks.js";\nimport "/dist/mediaupload.worker.js";\n', type: TYPES[".js"] }],
   ]);
   const routes = [];
   const dirs = [["/dist/", dist, false], ["/wrongmime/", dist, true]]; // [prefix, folder, wrong .wasm type]

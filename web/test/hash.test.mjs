@@ -47,6 +47,16 @@ test("a read that fails fails the sums; stop() ends a hashing under way", async 
   await assert.rejects(h.sum(blob.size), /gone/);
   assert.match(String(h.error), /gone/);
 
+  // A stream's bytes, as a promise of them (host.js, pull): one that rejects fails the sums.
+  const a = new Hashing(["crc32c"]);
+  await a.add(new Uint8Array(10));
+  const failed = Promise.reject(new Error("NotReadableError: a stream's bytes"));
+  failed.catch(() => {});
+  await a.add(failed);
+  a.add(new Uint8Array(10)); // after the failure: not hashed
+  await assert.rejects(a.sum(20), /a stream's bytes/);
+  a.stop();
+
   const s = new Hashing(["md5"]);
   s.readBlob(new Blob([new Uint8Array(64 * MiB)]));
   const sum = s.sum(64 * MiB);

@@ -4,6 +4,7 @@
 // so Node knows what a page uploaded without transferring it.
 
 import { POOL_SEED, POOL_SIZE, pseudoRandomBytes } from "/test/random.mjs";
+import { failReads } from "/test/read-faults.js";
 
 
 const EVENTS = ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange", "request"];
@@ -47,6 +48,45 @@ const T = {
   async load(options) {
     T.module ??= await import(T.dist);
     return T.module.load(options);
+  },
+  // Loads the module in a Worker with a test's hooks (the module's own worker script behind
+  // /test/worker-hooks.js): then T.workerCounts() resolves to { slices, streams } since it was
+  // last called, and T.failReads reaches the Worker.
+  async loadHooked() {
+    const Native = Worker;
+    let worker = null;
+    window.Worker = class extends Native {
+      constructor(...args) {
+        super(...args);
+        worker ??= this;
+      }
+    };
+    try {
+      await T.load({ worker: true, workerURL: "/test/hooked-worker.js" });
+    } finally {
+      window.Worker = Native;
+    }
+    const ask = (msg) =>
+      new Promise((resolve) => {
+        const on = ({ data }) => {
+          if (data?.t !== msg.t) return;
+          worker.removeEventListener("message", on);
+          resolve(data);
+        };
+        worker.addEventListener("message", on);
+        worker.postMessage(msg);
+      });
+    T.workerCounts = async () => {
+      const { slices, streams } = await ask({ t: "test:counts" });
+      return { slices, streams };
+    };
+    T.hookedWorker = { ask };
+  },
+  // Makes Blob reads fail where the module runs (read-faults.js): in its Worker where it was
+  // loaded by loadHooked, else on the page.
+  async failReads(how, after) {
+    if (T.hookedWorker) return void (await T.hookedWorker.ask({ t: "test:failReads", how, after }));
+    failReads(how, after);
   },
   errorData: (e) => errorData(e, T.module?.MediaUploadError),
   eventData,

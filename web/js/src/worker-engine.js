@@ -68,6 +68,14 @@ function workerEngine(worker) {
   const entries = new Map();
   const post = (msg) => worker.postMessage(msg);
 
+  // The page's word on whether the browser is online, for the Worker's host (engine/online.js:
+  // Chromium fires no online event in a Worker, and an emulation may not reach one): now, and
+  // with each of the page's online and offline events, for as long as the page lives.
+  const tellOnline = () => post({ t: "online", on: globalThis.navigator?.onLine !== false });
+  tellOnline();
+  globalThis.addEventListener("online", tellOnline);
+  globalThis.addEventListener("offline", tellOnline);
+
   // Ends upload `id` on the page: its relayed stream is closed (cancelled, its Blobs let go).
   const end = (id, reason) => {
     const e = entries.get(id);

@@ -3,7 +3,8 @@
 // X-Goog-Hash, multipart in its metadata), hashed by the host beside the upload; other URLs
 // get none; a byte changed on the way makes the server refuse the last request, which is
 // checksum_mismatch (and without a checksum the changed object is stored, which is what the
-// default guards against); md5 and both; a File from disk hashed in worker and in page mode.
+// default guards against); md5 and both; a stream whose bytes cannot be read for the hash ends
+// in source_error, never a hang; a File from disk hashed in worker and in page mode.
 // Run: node --test web/test/engines/checksum.test.mjs   (MEDIAUPLOAD_ENGINES=webkit for one)
 
 import assert from "node:assert/strict";
@@ -96,6 +97,47 @@ forEachEngine((engine) => {
       assert.equal(last.googHash, checksum === "md5" ? `md5=${md5(bytes)}` : `crc32c=${crc32c(bytes)},md5=${md5(bytes)}`);
     }
   });
+
+  // A stream's bytes are hashed as they are read, before the next read may let them go
+  // (host.js, pull). A read of them that fails, at once or later, is the source's failure: the
+  // upload ends in source_error, and never waits for ever for a hash. The read is made to fail
+  // where the module runs (read-faults.js: in its Worker through the test's worker script), the
+  // second read, which is the last (two pulls: the chunk, then the 5 bytes and the end).
+  for (const mode of ["worker", "page"]) {
+    for (const how of ["throw", "reject"]) {
+      test(`a stream whose bytes cannot be read for the checksum (the read ${how === "throw" ? "throws at once" : "rejects"}, ${mode} mode): source_error, no hang`, async () => {
+        const name = unique(`unreadable-${how}`);
+        const p = await env.openPage();
+        try {
+          const out = await p.evaluate(async ({ url, worker, how }) => {
+            if (worker) await T.loadHooked();
+            else await T.load({ worker: false });
+            await T.failReads(how, 1);
+            const bytes = T.bytes(262144 + 5, 79);
+            const stream = new ReadableStream({
+              start(c) {
+                c.enqueue(bytes.slice(0, 100_000));
+                c.enqueue(bytes.slice(100_000));
+                c.close();
+              },
+            });
+            const t0 = performance.now();
+            const run = T.run(stream, { url, chunkSize: 262144, checksum: "crc32c" });
+            const r = await Promise.race([run, T.sleep(20_000).then(() => null)]);
+            return { mode: (await T.load()).mode, hung: r === null, ms: Math.round(performance.now() - t0), code: r?.error?.code, message: r?.error?.message, cause: r?.error?.cause };
+          }, { url: ref.uploadURL(name), worker: mode === "worker", how });
+          console.log(`# ${env.engineVersion}, ${mode} mode, the read ${how}s: ${out.hung ? "no end in 20 s" : `${out.code} after ${out.ms} ms: ${out.message}`}`);
+          assert.equal(out.mode, mode);
+          assert.equal(out.hung, false, "the upload ended");
+          assert.equal(out.code, "source_error", out.message);
+          assert.match(out.cause?.message ?? "", /the test made read 2 of a Blob fail/, "the read's failure is the cause");
+          assert.equal(await ref.object(name), undefined, "nothing stored");
+        } finally {
+          await p.close();
+        }
+      });
+    }
+  }
 
   test("a File from disk, in worker mode and in page mode: hashed beside the upload, byte-exact", async () => {
     const dir = mkdtempSync(join(tmpdir(), "mediaupload-checksum-"));

@@ -140,12 +140,29 @@ export class FileWatch {
   }
 }
 
+/**
+ * read() (a read of a Blob or File) made again, twice, 50 ms apart, before its failure stands.
+ * A Blob made in memory can fail a read for a moment in Chromium (docs/protocol.md section 6),
+ * and so can a File made in script, which script cannot tell from one on disk (host.js,
+ * NUDGE_EVERY); a File changed on disk fails every read, 100 ms later so.
+ */
+export async function readAgain(read) {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (tries >= 2) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 // n bytes of file at `at`, as a Uint8Array (shorter where the file ends sooner), or the error
-// reading them gave: a FileChangedError for a File the browser can no longer read (Chromium:
-// NotReadableError, WebKit: NotFoundError, whose own messages speak of permissions).
+// reading them gave (readAgain): a FileChangedError for a File the browser can no longer read
+// (Chromium: NotReadableError, WebKit: NotFoundError, whose own messages speak of permissions).
 async function read(file, at, n) {
   try {
-    return new Uint8Array(await file.slice(at, at + n).arrayBuffer());
+    return new Uint8Array(await readAgain(() => file.slice(at, at + n).arrayBuffer()));
   } catch (err) {
     return unreadableFile(err) ?? (err instanceof Error ? err : new Error(String(err)));
   }

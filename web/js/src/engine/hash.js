@@ -100,11 +100,15 @@ export class Hashing {
     this.#tail = this.#tail.then(go).catch((err) => this.#fail(err));
   }
 
-  /** Hashes bytes that follow those hashed so far (a stream's, as it is read). */
+  /**
+   * Hashes bytes that follow those hashed so far (a stream's, as it is read): a Uint8Array, or
+   * a promise of one, whose rejection stops the hashing with its error (as a read of readBlob's
+   * does). Resolves once they are hashed, or the hashing has stopped.
+   */
   add(bytes) {
     this.#tail = this.#tail
       .then(() => this.#made)
-      .then(() => this.#update(bytes))
+      .then(async () => this.#update(await bytes))
       .catch((err) => this.#fail(err));
     return this.#tail;
   }

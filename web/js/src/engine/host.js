@@ -53,7 +53,8 @@
 //                                     where absent) | {kind: "bad", reason} | {kind: "refused",
 //                                     status, message, body} (the endpoint's 4xx or 5xx)
 //                                     | {kind: "unreachable" | "threw", name, message}
-//   whenOnline(id, answer)            {kind: "ok"} once the browser is online (at once if it is)
+//   whenOnline(id, answer)            {kind: "ok"} once the browser is online (at once if it is;
+//                                     online.js says how the host knows)
 //   abort(id)                         aborts the request in flight, if any
 //   wantRequests(id)                  whether anyone listens to per-request reports
 //   report(id, type, ...fields)       tells the sink (sink.report) what happened, as
@@ -76,8 +77,9 @@
 
 import { callSafely } from "../events.js";
 import { carriedTo, countable, countedBody, noStreams, wholeAgain } from "./counted.js";
-import { FileChangedError, FileWatch, unreadableFile } from "./file-watch.js";
+import { FileChangedError, FileWatch, readAgain, unreadableFile } from "./file-watch.js";
 import { Hashing } from "./hash.js";
+import { Online } from "./online.js";
 import { NotKeptError } from "./stream.js";
 
 // The fields of each report (see report above), in the order the Go side passes them.
@@ -179,8 +181,17 @@ async function exchange(url, init, session) {
 // never written: 0-3 ms in every engine), which prompts a full collection; a task later, so
 // that the settled entry is out of reach by then. With it the store stays at what Chromium
 // keeps of recent requests' bodies (web/test/memory.test.mjs: 230-240 MB, as on the page; a
-// nudge of 64 MiB, or every 32 MiB, let it reach 270-300 MB). Files are read from disk: they
-// hold no memory.
+// nudge of 64 MiB, or every 32 MiB, let it reach 270-300 MB).
+//
+// A File is no sign of where its bytes are. One picked from disk (an <input>, a drop, a file
+// handle) holds none of the store; one made in script (`new File([bytes])`) is in it as any
+// Blob made in memory, and no engine lets script tell the two apart (no property, no read
+// differs). So the host treats every File as possibly both, which costs nothing wrong either
+// way: it counts towards the nudge (a File from disk then prompts a collection the Worker did
+// not need, 0-3 ms of the Worker's own thread), its reads for a checksum are tried again as a
+// Blob's are (a File changed on disk fails them all the same, 100 ms later), and it is watched
+// for changes on disk (file-watch.js: a File made in memory never changes, and its reads that
+// fail for a moment are tried again there too).
 const NUDGE_EVERY = 8 << 20;
 const NUDGE_BYTES = 256 << 20;
 
@@ -209,11 +220,14 @@ async function readAnswer(res, session) {
   return `ok\n${res.status}\n${get("range")}\n${get("location")}\n${override}\n${get("retry-after")}\n${text}`;
 }
 
-/** The host of one realm; worker: it runs in the module's Worker (see NUDGE_EVERY). */
-export function createHost({ worker = false } = {}) {
+/**
+ * The host of one realm; worker: it runs in the module's Worker (see NUDGE_EVERY); online: what
+ * it knows of whether the browser is online (online.js: in a Worker, the page tells it).
+ */
+export function createHost({ worker = false, online = new Online() } = {}) {
   const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause, hashing, pulled }
-  // Bytes of Blobs made in memory settled (or read for a checksum) since the last nudge
-  // (NUDGE_EVERY).
+  // Bytes of Blobs and Files settled (or read for a checksum) since the last nudge
+  // (NUDGE_EVERY: a File may be one made in memory).
   let settled = 0;
   const letGo = (bytes) => {
     if (!worker || (settled += bytes) < NUDGE_EVERY) return;
@@ -241,17 +255,17 @@ export function createHost({ worker = false } = {}) {
   });
   const noSuchUpload = { kind: "error", name: "Error", message: "mediaupload: no such upload" };
 
-  // Ends the entry of upload id: its request in flight aborted, its online listener removed,
+  // Ends the entry of upload id: its request in flight aborted, its wait to be online ended,
   // its stream cancelled (the producer sees it) with reason. Every way an upload ends goes here.
   const end = (id, reason) => {
     const e = entries.get(id);
     if (!e) return null;
     entries.delete(id);
     e.ac?.abort();
-    if (e.online) globalThis.removeEventListener("online", e.online);
+    e.online?.(); // no longer waiting for the browser to be online
     e.stream?.close(reason);
     e.hashing?.stop();
-    if (e.blob && !(e.blob instanceof File)) letGo(e.blob.size);
+    if (e.blob) letGo(e.blob.size); // a File too (see NUDGE_EVERY)
     return e;
   };
 
@@ -295,14 +309,25 @@ export function createHost({ worker = false } = {}) {
       // for an answer may be waiting behind it. WebKit runs a due timer before an answer
       // already queued, and on a page held for seconds it took requests the server had answered
       // for stalled, then the status queries after them, and failed the uploads (935 of 1,000
-      // reported network_error while the server held them all).
+      // reported network_error while the server held them all). What it gives back is at most
+      // the bound itself, in all: a hidden page's timers all fire late (Chromium aligns them to
+      // a second, to a minute under its intensive throttling), and a bound given back for as
+      // long as its timer fired late never ran out, so a dead connection in a background tab
+      // went unnoticed (web/test/background.test.mjs). An answer that arrived is queued by
+      // then, and any timer set again lets it run first; so the cap loses no answer, and a
+      // request is given up at most twice its bound (plus its timer's lateness) after it went.
       let stalled = false;
       let timer = 0;
+      let given = 0; // the time given back so far
       const arm = (ms) => {
         const due = performance.now() + ms;
         timer = setTimeout(() => {
           const late = performance.now() - due;
-          if (late > HELD_MS) return void arm(late);
+          const back = Math.min(late, timeoutMs - given);
+          if (late > HELD_MS && back > 0) {
+            given += back;
+            return void arm(back);
+          }
           stalled = true;
           ac.abort();
         }, ms);
@@ -362,7 +387,7 @@ export function createHost({ worker = false } = {}) {
             counting = false;
             // An origin that takes no stream bodies (Chromium over HTTP/1.1)? The same request
             // again at once, as a Blob (counted.js).
-            if (counted && !ac.signal.aborted && !changed && globalThis.navigator?.onLine !== false && wholeAgain(url, counted)) {
+            if (counted && !ac.signal.aborted && !changed && online.now && wholeAgain(url, counted)) {
               streamFailed = true;
               return void go();
             }
@@ -370,10 +395,11 @@ export function createHost({ worker = false } = {}) {
             e.cause = err; // the cause of a network_error, should the retries run out
             if (changed) return void sourceFailed(changed);
             if (stalled) return void reply(id, e, answer, { kind: "stall", name: "TimeoutError", message: "the request stalled" });
-            if (globalThis.navigator?.onLine === false) return void reply(id, e, answer, failed("offline", err));
+            if (!online.now) return void reply(id, e, answer, failed("offline", err));
             // A File that cannot be read any more fails fetch as a lost connection does. Only
             // a File: a Blob made in memory cannot change on disk, and Chromium now and then
-            // fails a read of one for a moment (a retry then succeeds).
+            // fails a read of one for a moment (a retry then succeeds; the watch reads a File
+            // made in script, which may be one, again before it says so: file-watch.js).
             const unreadable = watch && !ac.signal.aborted && (await watch.unreadable(start));
             if (unreadable) return void sourceFailed(unreadable);
             reply(id, e, answer, failed("fetch", err));
@@ -406,14 +432,11 @@ export function createHost({ worker = false } = {}) {
     whenOnline(id, answer) {
       const e = entries.get(id);
       if (!e) return void answer(noSuchUpload);
-      if (globalThis.navigator?.onLine !== false) return void queueMicrotask(() => reply(id, e, answer, { kind: "ok" }));
-      const on = () => {
-        globalThis.removeEventListener("online", on);
+      if (online.now) return void queueMicrotask(() => reply(id, e, answer, { kind: "ok" }));
+      e.online = online.wait(() => {
         e.online = null;
         reply(id, e, answer, { kind: "ok" });
-      };
-      e.online = on;
-      globalThis.addEventListener("online", on);
+      });
     },
 
     abort(id) {
@@ -424,17 +447,28 @@ export function createHost({ worker = false } = {}) {
       const e = entries.get(id);
       if (!e?.stream) return void answer({ kind: "error", name: "Error", message: "no such stream upload" });
       // With a checksum, the bytes a pull read are hashed before the next pull may let them go
-      // (the server holds them): each pull waits for the hashing of the one before.
+      // (the server holds them): each pull waits for the hashing of the one before. A read of
+      // them that fails (at once, as body() does with bytes not kept, or later) stops the
+      // hashing: the next pull, or the digest, fails with it, as the source's failure.
       (e.pulled ?? Promise.resolve())
         .then(() => e.stream.pull(start, stop))
         .then(
           (n) => {
             const h = e.hashing;
-            if (h && start + n > h.at) e.pulled = e.stream.body(h.at, start + n).arrayBuffer().then((buf) => h.add(new Uint8Array(buf)));
+            if (h && start + n > h.at) {
+              const from = h.at;
+              const bytes = (async () => new Uint8Array(await e.stream.body(from, start + n).arrayBuffer()))();
+              bytes.catch(noop); // its failure is the hashing's (Hashing.add)
+              e.pulled = h.add(bytes).then(() => {
+                if (h.error) throw h.error;
+              });
+              e.pulled.catch(noop); // met by the next pull, if any; the digest meets h.error
+            }
             reply(id, e, answer, { kind: "ok", n });
           },
           (err) => {
-            if (err instanceof NotKeptError) return void reply(id, e, answer, { kind: "notkept" });
+            // Bytes let go before they were hashed are no NotKeptError of the Go side's asking.
+            if (err instanceof NotKeptError && !e.hashing?.error) return void reply(id, e, answer, { kind: "notkept" });
             e.cause = err; // the cause of the source_error
             reply(id, e, answer, failed("source", err));
           },
@@ -446,12 +480,12 @@ export function createHost({ worker = false } = {}) {
       if (!e || e.hashing) return;
       e.hashing = new Hashing(kinds === "both" ? ["crc32c", "md5"] : [kinds]);
       if (!e.blob) return;
-      // The slices it reads of a Blob made in memory hold the Blob store too, until this
-      // realm's collector runs: they count towards the next nudge (NUDGE_EVERY).
-      const inMemory = !(e.blob instanceof File);
+      // The slices it reads of a Blob made in memory (or a File: it may be one) hold the Blob
+      // store too, until this realm's collector runs: they count towards the next nudge
+      // (NUDGE_EVERY).
       e.hashing.readBlob(e.blob, async (start, end) => {
         const buf = await readRange(e.blob, start, end);
-        if (inMemory) letGo(buf.byteLength);
+        letGo(buf.byteLength);
         return buf;
       });
     },
@@ -547,20 +581,9 @@ function headersAnswer(v) {
   }
 }
 
-// Reads bytes [start, end) of a Blob for its checksum. A Blob made in memory can fail a read for
-// a moment in Chromium (docs/protocol.md section 6): read again, twice, before giving up. A
-// File that fails stays failed (it changed on disk): its error goes at once.
-async function readRange(blob, start, end) {
-  for (let tries = 0; ; tries++) {
-    try {
-      // The whole Blob as it is: a slice costs WebKit a call to another process (0.1-0.4 ms).
-      return await (start === 0 && end >= blob.size ? blob : blob.slice(start, end)).arrayBuffer();
-    } catch (err) {
-      if (blob instanceof File || tries >= 2) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
+// Reads bytes [start, end) of a Blob for its checksum: the whole Blob as it is where the range
+// is all of it (a slice costs WebKit a call to another process, 0.1-0.4 ms), through readAgain.
+const readRange = (blob, start, end) => readAgain(() => (start === 0 && end >= blob.size ? blob : blob.slice(start, end)).arrayBuffer());
 
 // What the backend is told of an upload (host.session): the File's name, the size (null for a
 // stream, whose length is not known), the upload's type and metadata; nothing of the bytes.

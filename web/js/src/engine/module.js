@@ -10,16 +10,16 @@ import { instantiateWasm } from "./wasm.js";
 /**
  * Instantiates the wasm at `wasmURL` (absolute; `given`: the caller's, for the advice of an
  * error) and resolves to { api, host } once the Go main has handed over its API. worker: this
- * realm is the module's Worker (createHost).
+ * realm is the module's Worker; online: what the page tells it of being online (createHost).
  */
-export async function startModule(wasmURL, given, { worker = false } = {}) {
+export async function startModule(wasmURL, given, { worker = false, online } = {}) {
   const Go = goClass();
   const go = new Go();
   const { instance } = await instantiateWasm(wasmURL, go.importObject, given);
 
   // The Go main hands its API to this hook once, takes the host in return, then blocks for
   // the realm's lifetime.
-  const host = createHost({ worker });
+  const host = createHost({ worker, online });
   const api = await new Promise((resolve, reject) => {
     globalThis.__mediauploadInit = (api) => {
       delete globalThis.__mediauploadInit;

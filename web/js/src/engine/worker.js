@@ -15,6 +15,7 @@
 //                           { t: "headers", req, ok, value | error }
 //                           { t: "session", req, ok, value | error }   the page's session function's answer
 //                           { t: "pulled", id, req, n, blob | error }   (stream-relay.js)
+//                           { t: "online", on }            the page's navigator.onLine (online.js)
 // Messages to the page:     { t: "ready", version } | { t: "error", message }
 //                           { t: "report", id, report }     (engine/host.js: state, progress, …, done, fail)
 //                           { t: "getHeaders", id, req }
@@ -22,9 +23,11 @@
 //                           { t: "pull", id, req, start, end } | { t: "close", id, reason }
 
 import { startCheck, startModule, startUpload } from "./module.js";
+import { Online } from "./online.js";
 import { StreamRelay } from "./stream-relay.js";
 
 let mod = null;
+const online = new Online(); // what the page says of being online
 let nextReq = 0;
 const asked = new Map(); // req -> { id, resolve, reject }: getHeaders and session calls the page answers
 
@@ -53,7 +56,7 @@ self.onmessage = async ({ data: m }) => {
   switch (m.t) {
     case "init":
       try {
-        mod = await startModule(m.wasmURL, m.given, { worker: true });
+        mod = await startModule(m.wasmURL, m.given, { worker: true, online });
         post({ t: "ready", version: mod.api.version });
       } catch (err) {
         post({ t: "error", message: String(err?.message ?? err) });
@@ -66,6 +69,9 @@ self.onmessage = async ({ data: m }) => {
     case "resume":
     case "abort":
       mod?.api[m.t](m.id);
+      break;
+    case "online":
+      online.told(m.on);
       break;
     case "pulled":
       StreamRelay.answered(m);
