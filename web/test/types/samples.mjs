@@ -31,7 +31,9 @@ export function documents() {
 
 // Fence languages: checked as a .ts or .tsx module, the <script>s of an html page, or skipped.
 const CHECKED = { js: ".js", javascript: ".js", mjs: ".js", ts: ".ts", typescript: ".ts", jsx: ".jsx", tsx: ".tsx", html: "html" };
-const SKIPPED = new Set(["sh", "bash", "shell", "console", "json", "jsonc", "nginx", "caddyfile", "text", "txt", "yaml", "http", "diff"]);
+const SKIPPED = new Set(["sh", "bash", "shell", "console", "json", "jsonc", "nginx", "caddyfile", "text", "txt", "yaml", "http", "diff",
+  "go", // compiled by web/gcs/readme_test.go
+]);
 
 /**
  * The samples of one markdown text: { line, lang, ext, code } each (line: the 1-based line of
