@@ -44,10 +44,12 @@ type simNet struct {
 	lead    int64 // how far the browser's take runs ahead of the server
 	dropCut bool  // the server drops what arrived of a cut chunk
 	// preflight: the first request to a session URI waits a round trip first (the browser's
-	// preflight of a cross-origin PUT to a URI it has not seen).
-	preflight bool
-	burst     int64    // the browser takes the body in steps of this many bytes (0: any)
-	wait      Duration // every answer this much later: a busy machine's waiting, not the link
+	// preflight of a cross-origin PUT to a URI it has not seen); startPreflight: so does every
+	// session start (its URL not seen before, as where the object's name is in its query).
+	preflight      bool
+	startPreflight bool
+	burst          int64    // the browser takes the body in steps of this many bytes (0: any)
+	wait           Duration // every answer this much later: a busy machine's waiting, not the link
 	// queue: a request given up still delivers this much of the link's rate (the oldest of the
 	// bytes it had sent; web/netlink's Link.SetQueue), and the requests after it wait until the
 	// link has carried them (pending).
@@ -111,6 +113,9 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 	single := r.Method == "POST" && !strings.Contains(r.URL, "uploadType=resumable")
 	switch {
 	case r.Method == "POST" && !single:
+		if n.startPreflight {
+			n.answerWait(r, begun, nil)
+		}
 		n.answerWait(r, begun, nil)
 		n.stored = 0
 		n.sessions++
@@ -555,8 +560,9 @@ func TestCountingFoundOnAFirstUpload(t *testing.T) {
 }
 
 // A page's first upload over a steady slow link with a long round trip (3 Mbit/s, 150 ms, the
-// first PUT of each session preflighted, the browser taking a counted body 64 KiB at a time as
-// the host hands it on): where the transport counts the body (Chromium over HTTP/2), the bar
+// session start and the first PUT of each session preflighted, the browser taking a counted
+// body 64 KiB at a time as the host hands it on): where the transport counts the body (Chromium
+// over HTTP/2), the bar
 // moves within 0.65 s of the session's start and never stands longer, the first chunk
 // included, and the page that knows nothing of the link loses no time to one that learnt it
 // (issue 46: a first 256 KiB chunk, which the browser takes whole at once, stood 1.0 s after
@@ -566,7 +572,7 @@ func TestFirstUploadMovesAtOnce(t *testing.T) {
 	for _, m := range simModes {
 		t.Run(m.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				n := &simNet{t: t, t0: time.Now(), counted: m.counted, lead: 1100 << 10, preflight: true, burst: 64 << 10,
+				n := &simNet{t: t, t0: time.Now(), counted: m.counted, lead: 1100 << 10, preflight: true, startPreflight: true, burst: 64 << 10,
 					steps: []linkStep{{rate: mbps(3), rtt: 150 * Millisecond}}}
 				var links Links
 				clock := stdClock{origin: n.t0}

@@ -522,7 +522,11 @@ func (c *conn) wantRequests() bool {
 // call counts nothing it was not asked to.
 func (c *conn) Counts(url string) bool {
 	var v js.Value
-	if try(func() { v = host.Call("countable", url) }) != nil {
+	if try(func() {
+		if host.Get("countable").Type() == js.TypeFunction {
+			v = host.Call("countable", url)
+		}
+	}) != nil {
 		return false
 	}
 	return v.Type() == js.TypeBoolean && v.Bool()
