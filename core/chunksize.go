@@ -48,6 +48,16 @@ package core
 // core/resumable.go) is cut short; the server keeps what arrived (docs/protocol.md section 4),
 // and Cut tells the sizer how much: the rate that shows, and a next chunk at most half of it.
 //
+// A first chunk where nothing is known is small for another reason too: where progress comes
+// only with answers, its answer is the first the page sees. Where the transport says it counts
+// (Counts, from the transport: Counter), progress comes from inside the chunk, but only from
+// beyond the body's first megabyte or so, which the browser takes into its buffers at once (the
+// lead, docs/protocol.md section 8): a first 256 KiB is taken whole and tells nothing, and on a
+// slow link with a long round trip (3 Mbit/s, 150 ms) the bar stood 1.0-1.3 s, the session
+// start and the first chunk, before it first moved. So there the first chunk is firstCounted
+// long: its count shows the link's rate from its second count on, and a file of ten seconds
+// at 3 Mbit/s goes in one request, as on a page that has learnt the link.
+//
 // Two things change the target. A page may bound the gap between progress reports
 // (Interval, the option progressIntervalMs): the chunk's time and its fixed cost then fit in
 // it, at whatever share of the link that leaves. And where the transport reports progress
@@ -95,6 +105,10 @@ const (
 	// countedMin is the least body whose count shows the link's rate: beyond the lead (about
 	// 1.15 MiB over HTTP/2, docs/protocol.md section 8) and the bytes the rate is measured over.
 	countedMin = 2 << 20
+	// firstCounted is the first chunk where nothing is known of the link but the transport
+	// says it counts (see the file's comment): beyond the lead by more than the lead again, and
+	// at 3 Mbit/s ten seconds of the link.
+	firstCounted = 2 * countedMin
 )
 
 // ChunkSizer chooses the size of each chunk of an upload (see the file's comment).
@@ -104,6 +118,9 @@ type ChunkSizer struct {
 	// (Options.ProgressInterval): a chunk not counted inside lasts, with its fixed cost, no
 	// longer. 0: about a second (minChunkTime to maxChunkTime, see the file's comment).
 	Interval Duration
+	// Counts is the transport's word that it counts a chunk's body (Counter): where nothing is
+	// known of the link, the first chunk is firstCounted long rather than 256 KiB.
+	Counts bool
 
 	last    int64    // the size of the last chunk chosen, 0 before the first
 	rate    float64  // bytes per second, 0 until a chunk is answered
@@ -279,6 +296,9 @@ func (c *ChunkSizer) want(left int64) int64 {
 		counted = size >= countedMin
 	}
 	if c.last == 0 {
+		if c.rate == 0 && c.Counts {
+			return min(firstCounted, c.Max)
+		}
 		if c.rate == 0 {
 			return min(firstChunk, c.Max)
 		}

@@ -2,6 +2,8 @@ package core
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // link is an emulated uplink: bytes per second, a round trip, and the browser's own cost of a
@@ -338,4 +340,35 @@ func FuzzChunkSizer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The first chunk where nothing is known of the link: a 256 KiB probe, or, where the transport
+// says it counts the body (Counts), firstCounted, which its count shows progress inside (the
+// browser takes a body's first megabyte or so at once); within Max and the file.
+func TestChunkSizerFirstChunk(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		counts bool
+		max    int64
+		total  int64
+		want   int64
+	}{
+		{"answers only", false, DefaultMaxChunkSize, 100 << 20, ChunkAlign},
+		{"counted", true, DefaultMaxChunkSize, 100 << 20, firstCounted},
+		{"counted, a smaller file", true, DefaultMaxChunkSize, 3 << 20, 3 << 20},
+		{"counted, the size unknown", true, DefaultMaxChunkSize, -1, firstCounted},
+		{"counted, a smaller maxChunkSize", true, 1 << 20, 100 << 20, 1 << 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewChunkSizer(tt.max)
+			c.Counts = tt.counts
+			assert.Equal(t, tt.want, c.Next(0, tt.total))
+		})
+	}
+	// What is known of the link wins: a rate remembered (a probe first where progress comes
+	// only with answers) or measured.
+	c := NewChunkSizer(DefaultMaxChunkSize)
+	c.Counts = true
+	c.Answered(firstCounted, 2*Second, true)
+	assert.Greater(t, c.Next(firstCounted, 1<<30), int64(firstCounted), "sized from the rate measured: about 10 s of it")
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Links that change under a resumable upload (docs/protocol.md section 8, "Links that change"),
@@ -41,10 +44,12 @@ type simNet struct {
 	lead    int64 // how far the browser's take runs ahead of the server
 	dropCut bool  // the server drops what arrived of a cut chunk
 	// preflight: the first request to a session URI waits a round trip first (the browser's
-	// preflight of a cross-origin PUT to a URI it has not seen).
-	preflight bool
-	burst     int64    // the browser takes the body in steps of this many bytes (0: any)
-	wait      Duration // every answer this much later: a busy machine's waiting, not the link
+	// preflight of a cross-origin PUT to a URI it has not seen); startPreflight: so does every
+	// session start (its URL not seen before, as where the object's name is in its query).
+	preflight      bool
+	startPreflight bool
+	burst          int64    // the browser takes the body in steps of this many bytes (0: any)
+	wait           Duration // every answer this much later: a busy machine's waiting, not the link
 	// queue: a request given up still delivers this much of the link's rate (the oldest of the
 	// bytes it had sent; web/netlink's Link.SetQueue), and the requests after it wait until the
 	// link has carried them (pending).
@@ -64,6 +69,10 @@ const simStep = 10 * time.Millisecond
 const simQueue = Second
 
 func (n *simNet) now() Duration { return Duration(time.Since(n.t0)) }
+
+// Counts says, as the browser's host does (Counter), whether a body to url would be counted:
+// where the transport counts at all.
+func (n *simNet) Counts(url string) bool { return n.counted }
 
 func (n *simNet) link() linkStep {
 	now, cur := n.now(), n.steps[0]
@@ -97,10 +106,16 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 	for n.link().blackout {
 		time.Sleep(simStep)
 	}
+	// The host's count: every 200 ms from the request's start (web/js/src/engine/counted.js: its
+	// timer starts with the fetch, before the preflight and the link's queue).
+	nextTell := begun + 200*Millisecond
 	cr := r.Header.Get("Content-Range")
 	single := r.Method == "POST" && !strings.Contains(r.URL, "uploadType=resumable")
 	switch {
 	case r.Method == "POST" && !single:
+		if n.startPreflight {
+			n.answerWait(r, begun, nil)
+		}
 		n.answerWait(r, begun, nil)
 		n.stored = 0
 		n.sessions++
@@ -134,7 +149,6 @@ func (n *simNet) Do(ctx Context, r *Request) (*Response, error) {
 		}
 		return nil, &StallError{After: n.now() - begun, Err: errDropped}
 	}
-	nextTell := n.now() + 200*Millisecond
 	for int64(got) < size {
 		time.Sleep(simStep)
 		if l := n.link(); !l.blackout {
@@ -240,6 +254,7 @@ func idealTime(steps []linkStep, size int64) Duration {
 type simRun struct {
 	moves    []Duration // when Loaded grew, from the upload's start
 	began    Duration
+	session  Duration // when the session was started (its URI known)
 	took     Duration
 	retries  int
 	cuts     int
@@ -286,7 +301,8 @@ func (n *simNet) upload(t *testing.T, links *Links, clock Clock, size int64) sim
 			}
 			run.progress = append(run.progress, p)
 		},
-		OnRetry: func(RetryInfo) { run.retries++ },
+		OnRetry:   func(RetryInfo) { run.retries++ },
+		OnSession: func(string) { run.session = n.now() },
 		OnRequest: func(ri RequestInfo) {
 			if _, ok := ri.Err.(*LateError); ok {
 				run.cuts++
@@ -541,6 +557,43 @@ func TestCountingFoundOnAFirstUpload(t *testing.T) {
 			t.Errorf("a gap of %.2f s, want under 1 s", g.Seconds())
 		}
 	})
+}
+
+// A page's first upload over a steady slow link with a long round trip (3 Mbit/s, 150 ms, the
+// session start and the first PUT of each session preflighted, the browser taking a counted
+// body 64 KiB at a time as the host hands it on): where the transport counts the body (Chromium
+// over HTTP/2), the bar
+// moves within 0.65 s of the session's start and never stands longer, the first chunk
+// included, and the page that knows nothing of the link loses no time to one that learnt it
+// (issue 46: a first 256 KiB chunk, which the browser takes whole at once, stood 1.0 s after
+// the session's start with nothing to show, and cost a request). Where progress comes only with
+// answers, the first chunk stays a 256 KiB probe.
+func TestFirstUploadMovesAtOnce(t *testing.T) {
+	for _, m := range simModes {
+		t.Run(m.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := &simNet{t: t, t0: time.Now(), counted: m.counted, lead: 1100 << 10, preflight: true, startPreflight: true, burst: 64 << 10,
+					steps: []linkStep{{rate: mbps(3), rtt: 150 * Millisecond}}}
+				var links Links
+				clock := stdClock{origin: n.t0}
+				const size = 14 * ChunkAlign // ten seconds of the link
+				first := n.upload(t, &links, clock, size)
+				require.NoError(t, first.err)
+				learnt := n.upload(t, &links, clock, size)
+				require.NoError(t, learnt.err)
+				wait := first.longestGapAfter(first.session)
+				t.Logf("first: %v; session started after %.2f s, first move %.2f s after it, the longest wait from it %.2f s",
+					first, (first.session - first.began).Seconds(), first.firstMoveAfter(first.session).Seconds(), wait.Seconds())
+				t.Logf("learnt: %v; the longest wait from its session's start %.2f s", learnt, learnt.longestGapAfter(learnt.session).Seconds())
+				if !m.counted {
+					assert.Equal(t, int64(ChunkAlign), first.chunks[0], "a 256 KiB probe first")
+					return
+				}
+				assert.LessOrEqual(t, wait, 650*Millisecond, "the longest wait from the session's start, the first chunk's included")
+				assert.LessOrEqual(t, first.took.Seconds(), 1.01*learnt.took.Seconds(), "the first upload's time, against one that learnt the link")
+			})
+		})
+	}
 }
 
 // A steady slow link with a long round trip, counted (3 Mbit/s, 150 ms, Chromium over HTTP/2),

@@ -140,6 +140,12 @@ func (r *resumable) next(ctx Context) (*Request, int64, error) {
 		return r.u.statusQuery(), -1, nil
 	}
 	u, offset := r.u, r.s.offset
+	if c := u.sizer; c != nil && c.last == 0 && c.rate == 0 {
+		// Nothing known of the link: the first chunk is sized by whether the transport says
+		// it counts the body (chunksize.go, Counter).
+		ct, ok := u.tr.(Counter)
+		c.Counts = ok && ct.Counts(u.SessionURL())
+	}
 	req, end, err := u.chunk(ctx, offset)
 	if err != nil {
 		return nil, 0, err

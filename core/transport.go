@@ -120,3 +120,12 @@ type Context interface {
 type Transport interface {
 	Do(ctx Context, req *Request) (*Response, error)
 }
+
+// A Counter is a Transport that can say, before a request, whether it would count the body of
+// one to url as the network takes it (Request.OnSent): a browser's fetch where the engine takes
+// stream bodies and url's origin has not refused one (jsbridge's host; docs/protocol.md section
+// 6). Its word is a likely yes, not a promise: an origin's first stream body may still fail and
+// go as a Blob, uncounted. The chunk sizer sizes a first chunk by it (chunksize.go).
+type Counter interface {
+	Counts(url string) bool
+}

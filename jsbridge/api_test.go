@@ -9,6 +9,9 @@ import (
 	"syscall/js"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var api = API("test")
@@ -405,5 +408,37 @@ func TestSendAnswer(t *testing.T) {
 		if got := sendAnswer(s); got.kind != "bad" {
 			t.Errorf("%q: got %+v, want a bad answer", s, got)
 		}
+	}
+}
+
+// The first chunk of an upload that knows nothing of the link is sized by the host's word
+// (host.js, countable; core's Counter): 4 MiB where it says it counts a body to the session's
+// URL, 256 KiB where it does not, or has no such call. (An origin each: what an upload learns of
+// one sizes the next one's first chunk.)
+func TestAPIFirstChunkByTheHostsWord(t *testing.T) {
+	data := randomBytes(6 << 20)
+	for _, tt := range []struct {
+		name, countable, origin string
+		want                    int
+	}{
+		{"no such call", "", "https://count-none.example", 262144},
+		{"counts", "(url) => url === 'https://up.example/s?upload_id=1'", "https://count-yes.example", 4 << 20},
+		{"does not count", "(url) => false", "https://count-no.example", 262144},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := liveFuncs.Load()
+			h := fakeHost(t, resumable(""))
+			if tt.countable != "" {
+				h.Set("countable", jsFunc("return "+tt.countable).Invoke())
+			}
+			id := start(h, blobOf(data, ""), jsFunc("return Promise.resolve({})"), `{url: "`+tt.origin+`/upload?name=x", checksum: false}`)
+			end := ended(t, h, id)
+			require.Equal(t, "done", end.Get("type").String(), end.Get("message").String())
+			sends := sendsOf(h, id)
+			require.GreaterOrEqual(t, len(sends), 2, "the session start and a chunk")
+			first := sends[1]
+			assert.Equal(t, tt.want, first.Get("end").Int()-first.Get("start").Int(), "the first chunk's bytes")
+			letGo(t, h, base)
+		})
 	}
 }

@@ -553,6 +553,21 @@ func (c *conn) wantRequests() bool {
 	return v.Type() == js.TypeBoolean && v.Bool()
 }
 
+// Counts asks the host whether it would count the body of a request to url (core.Counter):
+// where the engine takes stream bodies and url's origin has not refused one. A host without the
+// call counts nothing it was not asked to.
+func (c *conn) Counts(url string) bool {
+	var v js.Value
+	if try(func() {
+		if host.Get("countable").Type() == js.TypeFunction {
+			v = host.Call("countable", url)
+		}
+	}) != nil {
+		return false
+	}
+	return v.Type() == js.TypeBoolean && v.Bool()
+}
+
 // FetchError is a fetch that rejected: no answer arrived.
 type FetchError struct {
 	Err error

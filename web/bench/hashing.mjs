@@ -6,13 +6,14 @@
 //   - hashes: the module's CRC-32C and MD5 (web/js/src/engine/hash.js, as the module runs it)
 //     beside hash-wasm's own over the same bytes, read by stream() and the module's way;
 //   - uploads: a 256 MiB Blob and a 1 GiB File at the defaults (CRC32C to a Cloud Storage URL)
-//     against checksum: false, with the page's worst event-loop delay (a 10 ms timer) during
-//     each, and its own (web/test/probe.mjs); target: the default keeps 0.90 of the rate
-//     without (WebKit: 0.90 of the lower of that rate and the engine's fastest read in a
-//     Worker, printed beside it); and the machine's CPU over each (all processes: browser,
-//     servers, bench; /proc/stat), in core-seconds an upload and the cores kept busy: where
-//     the upload without a checksum already keeps every core busy, the hashing's CPU comes
-//     out of the upload's, and the ratio is the CPU's, not the module's;
+//     against checksum: false, with the page's worst event-loop delay (a 10 ms timer) during each,
+//     raw and less the time a Worker's timer beside it was late too (web/test/probe.mjs; what the
+//     page's thread ran, mainthread.test.mjs measures); target: the default keeps 0.90 of the rate
+//     without (WebKit: 0.90 of the lower of that rate and the engine's fastest read in a Worker,
+//     printed beside it); and the machine's CPU over each (all processes: browser, servers, bench;
+//     /proc/stat), in core-seconds an upload and the cores kept busy: where the upload without a
+//     checksum already keeps every core busy, the hashing's CPU comes out of the upload's, and the
+//     ratio is the CPU's, not the module's;
 //   - load(): how long it takes and the page's worst delay meanwhile, in a Worker (the
 //     default) and on the page;
 //   - 1,000 small files (5-50 KB) through mu.queue at the defaults, each mode: files a second
@@ -51,8 +52,8 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>checksum bench</title>
 <script src="/test/errors.js"></script>
 <input type="file" id="pick">
 <script>
-// web/test/probe.mjs's probe: the page's worst delay, and its own (less what a Worker's timer
-// beside it was late for as well: the machine's).
+// web/test/probe.mjs's probe: the page's worst delay, raw and less the time a Worker's timer
+// beside it was late too.
 window.probe = {
   start: ${startProbe},
   async stop() {
@@ -87,8 +88,8 @@ const cpuOf = (rs) => {
   return `${cpu.toFixed(2)} core-s, ${(cpu / (median(rs.map((r) => r.ms)) / 1000)).toFixed(2)} of ${availableParallelism()} cores busy`;
 };
 
-/** The worst of rounds' probe figures: "N ms (its own M)". */
-const delays = (rounds) => `${Math.max(...rounds.map((r) => r.worst.worst))} ms (its own ${Math.max(...rounds.map((r) => r.worst.own))})`;
+/** The worst of rounds' probe figures: "N ms (M less the overlap)". */
+const delays = (rounds) => `${Math.max(...rounds.map((r) => r.worst.worst))} ms (${Math.max(...rounds.map((r) => r.worst.own))} less the overlap)`;
 const mbs = (bytes, ms) => bytes / 1e6 / (ms / 1000);
 const best = (rounds) => Object.fromEntries(Object.keys(rounds[0]).map((k) => [k, Math.max(...rounds.map((r) => r[k]))]));
 

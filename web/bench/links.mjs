@@ -4,7 +4,9 @@
 // web/cmd/refserver -tls, the browser trusting its certificate). Over each link, uploads of a
 // file that takes about ten seconds there:
 //   - one PUT of all of it (no progress until the end), over HTTP/1.1 and HTTP/2;
-//   - the module at its defaults (chunkSize "auto"), over HTTP/1.1 and HTTP/2;
+//   - the module at its defaults (chunkSize "auto"), over HTTP/1.1 and HTTP/2, in the bench's
+//     page (whose earlier uploads taught it the link: all but a link's first round) and as the
+//     first upload of a fresh page (opened for it, knowing nothing of the link);
 //   - the module at 256 KiB and at 8 MiB, over HTTP/1.1;
 //   - @mux/upchunk 3.5 with dynamicChunkSize (XHR, progress inside a chunk), to a session the
 //     page started, over HTTP/1.1 and HTTP/2;
@@ -12,9 +14,12 @@
 // In Chromium (bench.mjs's page) all of them; in Firefox and WebKit (benchLinkEngines, their own
 // browsers and servers, the two side by side) one PUT and the module's defaults, over both.
 // Printed for each: the share of the link's rate reached (the time the bytes alone take at the
-// rate, over the whole upload's time, session start included) and the longest wait between two
-// progress reports after the first (the end counts as a report). Several rounds, medians. Each
-// upload's requests are checked to have gone over the HTTP version named (the server's log).
+// rate, over the whole upload's time, from before its session start) and the longest wait for
+// progress from the session's start (the module's state "uploading"; a session started by hand:
+// its answer): to the first report that moved loaded, between two, and from the last to the
+// end. Below each link, how long after the upload's start the first progress came. Several
+// rounds, medians. Each upload's requests are checked to have gone over the HTTP version named
+// (the server's log).
 //
 // For a closer look at one thing: BENCH_LINK_PROFILES picks links by their first number
 // ("100,3"), BENCH_LINK_WAYS picks Chromium's ways ("whole,auto"; the others print "-").
@@ -44,21 +49,23 @@ const H2 = "HTTP/2";
 const WAYS = [
   ["whole", "one PUT of all", [H1, H2]],
   ["auto", "module, defaults", [H1, H2]],
+  ["fresh", "module, a fresh page's first", [H1, H2]],
   [String(256 * 1024), "module, 256 KiB", [H1]],
   [String(8 * MiB), "module, 8 MiB", [H1]],
   ["upchunk", "@mux/upchunk, dynamicChunkSize", [H1, H2]],
 ];
 // The ways in the other engines.
-const ENGINE_WAYS = WAYS.slice(0, 2);
+const ENGINE_WAYS = WAYS.slice(0, 3);
 
 // Runs in the page: each way of uploading, timed, with the times of its progress reports.
 const LINK_CODE = () => {
   // The session start of the page's code (window.startSession), called at run time.
   const start = (url, size) => window.startSession(url, size);
-  // The longest gap between two reports after the first, the end included; null without any.
-  const longestGap = (reports, end) => {
-    const t = [...reports, end];
+  // The longest wait from started to the first report, between two, and from the last to the
+  // end; null without any report.
+  const longestGap = (started, reports, end) => {
     if (reports.length === 0) return null;
+    const t = [started, ...reports, end];
     let gap = 0;
     for (let i = 1; i < t.length; i++) gap = Math.max(gap, t[i] - t[i - 1]);
     return gap;
@@ -97,16 +104,22 @@ const LINK_CODE = () => {
     const ahead = Math.max(0, (answered - rttMs - full) / 1000);
     return { aheadSeconds: ahead, aheadBytes: ahead * rate };
   };
+  // One upload of size bytes to url, the way how says ("whole", "upchunk", "auto" or a chunk
+  // size); resolves to { ms, gap, first }: its time, the longest wait for progress from its
+  // session's start (longestGap), and when loaded first moved (ms from the start; null: never).
   window.linkRun = async (how, url, size) => {
     const blob = window.benchBlob(size);
     const reports = [];
     const t0 = performance.now();
+    let started = null; // when the session was started
     if (how === "whole") {
       const session = await start(url, size);
+      started = performance.now();
       const r = await fetch(session, { method: "PUT", headers: { "Content-Range": `bytes 0-${size - 1}/${size}` }, body: blob });
       if (r.status !== 200 && r.status !== 201) throw new Error("whole: " + r.status);
     } else if (how === "upchunk") {
       const session = await start(url, size);
+      started = performance.now();
       await new Promise((resolve, reject) => {
         const up = window.UpChunk.createUpload({
           endpoint: session,
@@ -122,11 +135,16 @@ const LINK_CODE = () => {
       const options = { url };
       if (how !== "auto") options.chunkSize = Number(how);
       const up = window.mu.upload(blob, options);
-      up.addEventListener("progress", (e) => e.loaded > 0 && e.loaded < size && reports.push(performance.now()));
+      let loaded = 0;
+      up.addEventListener("statechange", () => up.state === "uploading" && started === null && (started = performance.now()));
+      up.addEventListener("progress", (e) => {
+        if (e.loaded > loaded && e.loaded < size) reports.push(performance.now());
+        loaded = Math.max(loaded, e.loaded);
+      });
       await up;
     }
     const end = performance.now();
-    return { ms: end - t0, gap: longestGap(reports, end) };
+    return { ms: end - t0, gap: longestGap(started ?? t0, reports, end), first: reports.length ? reports[0] - t0 : null };
   };
 };
 
@@ -160,7 +178,7 @@ async function runProfile(env, page, p, runs, rounds, tag) {
   await page.evaluate((s) => window.makeBlob(s), size);
   await env.ref.reset();
   await env.ref.config({ link: { bitsPerSecond: p.bitsPerSecond, rttMs: p.rttMs } });
-  const t = Object.fromEntries(runs.map(([how, v]) => [`${how} ${v}`, { share: [], gap: [] }]));
+  const t = Object.fromEntries(runs.map(([how, v]) => [`${how} ${v}`, { share: [], gap: [], first: [] }]));
   const wrong = [];
   for (let i = 0; i < rounds; i++) {
     const order = [...runs];
@@ -171,16 +189,52 @@ async function runProfile(env, page, p, runs, rounds, tag) {
       // trip fewer than the uploads of the first link, or of a link ten minutes later, pay.
       const name = `link-${tag}-${p.bitsPerSecond / 1e6}-${how}-${version.replace(/\W/g, "")}-${i}`;
       await env.ref.clearLog();
-      const r = await page.evaluate(([how, url, size]) => window.linkRun(how, url, size), [how, urlOver(env, name, version), size]);
+      // A fresh page: the same page opened anew, its module loaded, its first upload the
+      // module's defaults; the bench's page, every other way.
+      const on = how === "fresh" ? await openFresh(env, page, size) : page;
+      let r;
+      try {
+        r = await on.evaluate(([how, url, size]) => window.linkRun(how, url, size), [how === "fresh" ? "auto" : how, urlOver(env, name, version), size]);
+      } finally {
+        if (on !== page) await on.close();
+      }
       const want = version === H1 ? "HTTP/1.1" : "HTTP/2.0";
       const other = (await env.ref.log()).filter((e) => e.proto !== want);
       if (other.length) wrong.push(`${how} over ${version}: ${other.length} requests over ${other[0].proto}`);
       t[`${how} ${version}`].share.push(size / bytesPerSecond / (r.ms / 1000));
       t[`${how} ${version}`].gap.push(r.gap);
+      t[`${how} ${version}`].first.push(r.first);
       await env.ref.deleteObject(name).catch(() => {});
     }
   }
   return { t, wrong, size };
+}
+
+// A fresh page of page's own (its path), ready, with the Blob of size bytes made.
+async function openFresh(env, page, size) {
+  const fresh = await env.openPage(new URL(await page.url()).pathname);
+  try {
+    await fresh.waitForFunction(() => window.ready, undefined, { timeout: 60_000 });
+    const ready = await fresh.evaluate(() => window.ready); // (playwright's wait gives a handle)
+    if (ready !== true && ready !== "ok") throw new Error(String(ready));
+    await fresh.evaluate((s) => window.makeBlob(s), size);
+    return fresh;
+  } catch (err) {
+    await fresh.close();
+    throw err;
+  }
+}
+
+// "first progress after the start: …" for the module's ways of t over versions, medians.
+function firsts(t, ways, versions) {
+  const out = [];
+  for (const [how, label] of ways.filter(([how]) => how === "auto" || how === "fresh")) {
+    for (const v of versions) {
+      const m = t[`${how} ${v}`];
+      if (m?.first.length && !m.first.some((f) => f === null)) out.push(`${label} over ${v} ${(median(m.first) / 1000).toFixed(2)} s`);
+    }
+  }
+  return out.length ? `    first progress after the upload's start (its session start included): ${out.join("; ")}` : null;
 }
 
 // "0.950, 1.30 s" for one cell: the median share and the median longest wait.
@@ -190,7 +244,7 @@ function cell(m) {
   return `${median(m.share).toFixed(3)}, ${gap}`;
 }
 
-const HEAD = `    ${"way".padEnd(34)}${"HTTP/1.1: share, wait".padEnd(24)}HTTP/2: share, wait`;
+const HEAD = `    ${"way".padEnd(40)}${"HTTP/1.1: share, wait".padEnd(24)}HTTP/2: share, wait`;
 
 /** Runs the profiles in page (the bench page, with mu and benchBlob) and prints the figures. */
 export async function benchLinks(env, page, rounds) {
@@ -204,16 +258,18 @@ export async function benchLinks(env, page, rounds) {
     `emulated links (the reference server reads bodies at the rate and answers one round trip late), ` +
       `Chromium ${product.replace(/^\D+\//, "")}, ` +
       `HTTP/1.1 to its http origin, HTTP/2 to its https origin; ${rounds} rounds each, medians: share of the link's rate, ` +
-      `longest wait between progress reports after the first ("none": no progress until the end)`,
+      `longest wait for progress from the session's start to the end ("none": no progress until the end)`,
   );
   for (const p of PROFILES) {
     const { t, wrong, size } = await runProfile(env, page, p, runs, rounds, "chromium");
     console.log(`  ${p.name}, ${(size / MiB).toFixed(1)} MiB (${(size / (p.bitsPerSecond / 8)).toFixed(1)} s of the link):`);
     console.log(HEAD);
     for (const [how, label] of WAYS) {
-      console.log(`    ${label.padEnd(34)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
+      console.log(`    ${label.padEnd(40)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
     }
     for (const w of wrong) console.log(`    (over another version than named: ${w})`);
+    const first = firsts(t, WAYS, versions);
+    if (first) console.log(first);
     // Every way here pays four round trips besides its bytes: the start's preflight and answer,
     // the first PUT's preflight (a session URI is new each time, so no preflight is cached),
     // and the last answer.
@@ -265,7 +321,7 @@ export async function benchLinkEngines(rounds) {
     if (!live.length) return;
     console.log(
       `emulated links in ${live.map((e) => e.env.engineVersion).join(" and ")} (side by side, each with its own server and link), ` +
-        `${rounds} rounds each, medians: share of the link's rate, longest wait between progress reports`,
+        `${rounds} rounds each, medians: share of the link's rate, longest wait for progress from the session's start to the end`,
     );
     const runs = ENGINE_WAYS.flatMap(([how, , vs]) => vs.map((v) => [how, v]));
     for (const p of PROFILES) {
@@ -275,8 +331,10 @@ export async function benchLinkEngines(rounds) {
       live.forEach((e, i) => {
         for (const [how, label] of ENGINE_WAYS) {
           const { t } = results[i];
-          console.log(`    ${`${e.engine}: ${label}`.padEnd(34)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
+          console.log(`    ${`${e.engine}: ${label}`.padEnd(40)}${cell(t[`${how} ${H1}`]).padEnd(24)}${cell(t[`${how} ${H2}`])}`);
         }
+        const first = firsts(results[i].t, ENGINE_WAYS, [H1, H2]);
+        if (first) console.log(first.replace("first progress", `${e.engine}: first progress`));
         for (const w of results[i].wrong) console.log(`    (${e.engine}, over another version than named: ${w})`);
       });
     }

@@ -145,18 +145,24 @@ forEachEngine((engine) => {
     rules(p);
     console.log(
       `# ${env.engineVersion}: "auto" over HTTP/2: ${chunks.length} chunks (${chunks.map((c) => c.contentLength === -1 ? "stream" : c.contentLength).join(", ")}), ` +
-        `${p.count} progress reports, longest wait ${(p.gap / 1000).toFixed(2)} s`,
+        `${p.count} progress reports, longest wait ${(p.gap / 1000).toFixed(2)} s (from the first report, at the upload's start)`,
     );
+    // What the user sees is bounded, not the bytes: a chunk sized from a measured rate is no
+    // exact figure (WebKit once sent 3,407,872 bytes, 1.7 s of this link). Each bound is twice
+    // what the module aims at, its cost at half of it.
     if (streams) {
-      // Counted chunks are sized for ~10 s of the link: the 8 MiB go in the probe and one or
-      // two more, and progress still comes well within the default 1 s.
+      // Counted chunks are sized for ~10 s of the link (the first, on a page that knows nothing
+      // of it, 4 MiB: core/chunksize.go): the 8 MiB go in two or three, and progress comes from
+      // inside them, a count every 200 ms paced by the link's rate: within 0.5 s (the session
+      // start and the first PUT's preflight, two counts), at most 1 s apart.
       assert.ok(chunks.length <= 4, `${chunks.length} chunks`);
-      assert.ok(p.gap < 1000, `longest wait ${p.gap} ms`);
+      assert.ok(p.gap <= 1000, `longest wait ${p.gap} ms`);
     } else {
-      // Chunks sized to keep the bar moving about once a second (progressIntervalMs): none
-      // of the 8 MiB over 1.6 s of this 2 MB/s link.
+      // Progress comes at the answers: chunks sized to keep the bar moving every 1-1.6 s
+      // (progressIntervalMs's default, core/chunksize.go), each with its round trip: at most
+      // 3.2 s apart, and short chunks, not one long one.
       assert.ok(chunks.length >= 4, `${chunks.length} chunks`);
-      assert.ok(chunks.every((c) => c.contentLength <= 3.2e6), `chunks of ${chunks.map((c) => c.contentLength)}`);
+      assert.ok(p.gap <= 3200, `longest wait ${p.gap} ms (chunks of ${chunks.map((c) => c.contentLength)})`);
     }
   });
 

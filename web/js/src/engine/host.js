@@ -8,9 +8,9 @@
 // "fail"), whatever Go's collector does.
 //
 // This comment is the contract between the Go side (jsbridge/host.go) and the host, written
-// down once. The Go side calls, each with the upload's id, and each call but abort, report and
-// wantRequests is answered by calling `answer` (the Go side's one callback of the upload) once,
-// with an object whose `kind` says how it went:
+// down once. The Go side calls, each with the upload's id (countable: a URL), and each call but
+// abort, report, wantRequests and countable is answered by calling `answer` (the Go side's one
+// callback of the upload) once, with an object whose `kind` says how it went:
 //
 //   send(id, method, url, headerLines, pre, start, end, post, session, timeoutMs, sent, answer)
 //       one fetch, its fields positional (the call made most: no object to build in Go).
@@ -57,6 +57,8 @@
 //                                     online.js says how the host knows)
 //   abort(id)                         aborts the request in flight, if any
 //   wantRequests(id)                  whether anyone listens to per-request reports
+//   countable(url)                    whether send would count a body to url (counted.js):
+//                                     core sizes a first chunk by it
 //   report(id, type, ...fields)       tells the sink (sink.report) what happened, as
 //                                     {type, ...fields}: the fields come positional, in the
 //                                     order below (REPORT_FIELDS):
@@ -546,6 +548,10 @@ export function createHost({ worker = false, online = new Online() } = {}) {
 
     wantRequests(id) {
       return Boolean(entries.get(id)?.sink.wantRequests);
+    },
+
+    countable(url) {
+      return countable(url);
     },
 
     report(id, type, ...fields) {
