@@ -9,6 +9,9 @@ import (
 	"hash/crc32"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func sums(b []byte) (crc, md string) {
@@ -21,13 +24,6 @@ func TestChecksum(t *testing.T) {
 	d := data(3*K256 + 5)
 	crc, md := sums(d)
 	meta := `{"kind":"storage#object","nested":{"md5Hash":"wrong"},"crc32c":"` + crc + `","md5Hash":"` + md + `"}`
-	hashIs := func(want string) func(*testing.T, *Request) {
-		return func(t *testing.T, r *Request) {
-			if got := r.Header.Get("X-Goog-Hash"); got != want {
-				t.Errorf("X-Goog-Hash %q, want %q", got, want)
-			}
-		}
-	}
 	tests := []struct {
 		name string
 		c    Checksum
@@ -62,10 +58,15 @@ func TestChecksum(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err, s := runScript(t, &memSource{data: d}, Options{ChunkSize: K256, Checksum: tt.c}, tt.exs)
 			s.done()
-			if Code(err) != tt.code {
-				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
-			}
+			assert.Equal(t, tt.code, Code(err), "%v", err)
 		})
+	}
+}
+
+// hashIs checks a request's X-Goog-Hash ("" for none).
+func hashIs(want string) func(*testing.T, *Request) {
+	return func(t *testing.T, r *Request) {
+		assert.Equal(t, want, r.Header.Get("X-Goog-Hash"), "X-Goog-Hash")
 	}
 }
 
@@ -81,37 +82,28 @@ func TestChecksumAdoptedSession(t *testing.T) {
 	_, err, s := runScript(t, &memSource{data: d}, Options{SessionURL: testSession, Checksum: Both},
 		[]ex{{cr: "bytes */1000", n: 0, status: 200, body: `{"crc32c":"` + crc + `","md5Hash":"` + md + `"}`}})
 	s.done()
-	if err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, err)
 }
 
 func TestChecksumMedia(t *testing.T) {
 	d := data(5000)
 	crc, md := sums(d)
 	_, err, s := runScript(t, &memSource{data: d}, Options{Type: Media, Checksum: Both}, []ex{{method: "POST", n: 5000, status: 200,
-		body: `{"crc32c":"` + crc + `","md5Hash":"` + md + `"}`,
-		check: func(t *testing.T, r *Request) {
-			if r.Header.Get("x-goog-hash") != "crc32c="+crc+",md5="+md {
-				t.Error("X-Goog-Hash missing or wrong")
-			}
-		}}})
+		body:  `{"crc32c":"` + crc + `","md5Hash":"` + md + `"}`,
+		check: hashIs("crc32c=" + crc + ",md5=" + md)}})
 	s.done()
-	if err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, err)
 }
 
 func TestJSONString(t *testing.T) {
 	body := `  {"a": {"md5Hash": "no", "x": [1, "]", {"y": "}"}]}, "n": -1.5e3, "t": true, "md5Hash" : "a\/b\u0041\"",
 	"z": null}`
-	if got, ok := jsonString([]byte(body), "md5Hash"); !ok || got != `a/bA"` {
-		t.Fatalf("got %q, %v", got, ok)
-	}
+	got, ok := jsonString([]byte(body), "md5Hash")
+	assert.True(t, ok)
+	assert.Equal(t, `a/bA"`, got)
 	for _, b := range []string{``, `[]`, `{"md5Hash":1}`, `{"a":"b"`, `{"a" "b"}`, `{"md5Hash":"unterminated}`} {
-		if got, ok := jsonString([]byte(b), "md5Hash"); ok {
-			t.Errorf("%s: found %q", b, got)
-		}
+		got, ok := jsonString([]byte(b), "md5Hash")
+		assert.False(t, ok, "%s: found %q", b, got)
 	}
 }
 
@@ -135,9 +127,8 @@ func TestGoogleError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		m, r := googleError([]byte(tt.body))
-		if m != tt.message || r != tt.reason {
-			t.Errorf("googleError(%s) = %q, %q; want %q, %q", tt.body, m, r, tt.message, tt.reason)
-		}
+		assert.Equal(t, tt.message, m, "googleError(%s)'s message", tt.body)
+		assert.Equal(t, tt.reason, r, "googleError(%s)'s reason", tt.body)
 	}
 }
 
@@ -151,9 +142,7 @@ func TestJSONObject(t *testing.T) {
 		``:                               false,
 		`{"md5Hash":"abc`:                false,
 	} {
-		if got := jsonObject([]byte(body)); got != want {
-			t.Errorf("jsonObject(%s) = %v, want %v", body, got, want)
-		}
+		assert.Equal(t, want, jsonObject([]byte(body)), "jsonObject(%s)", body)
 	}
 }
 
@@ -173,26 +162,18 @@ func TestHTTPErrorMessage(t *testing.T) {
 	})
 	msg := e.Error()
 	for _, want := range []string{"PUT", "https://up.example.com/upload/storage/v1/b/bkt/o", "403 Forbidden", "The project exceeded its storage quota.", "quotaExceeded"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message %q lacks %q", msg, want)
-		}
+		assert.Contains(t, msg, want)
 	}
-	if strings.Contains(msg, "SECRET") {
-		t.Errorf("message %q shows the session URI's query", msg)
-	}
+	assert.NotContains(t, msg, "SECRET", "the session URI's query shown")
 	e = newHTTPError("POST", "https://up.example.com/upload/wrong?name=x", &Response{Status: 404, Body: []byte("Not Found")})
-	if msg := e.Error(); !strings.Contains(msg, "POST https://up.example.com/upload/wrong?name=x with 404 Not Found; check the URL") {
-		t.Errorf("404: %q", msg)
-	}
+	assert.Contains(t, e.Error(), "POST https://up.example.com/upload/wrong?name=x with 404 Not Found; check the URL")
 }
 
 // base64Std against the standard library's.
 func TestBase64(t *testing.T) {
 	for n := range 70 {
 		b := data(n)
-		if got, want := base64Std(b), base64.StdEncoding.EncodeToString(b); got != want {
-			t.Errorf("%d bytes: base64 %q, want %q", n, got, want)
-		}
+		assert.Equal(t, base64.StdEncoding.EncodeToString(b), base64Std(b), "%d bytes", n)
 	}
 }
 
@@ -212,9 +193,7 @@ func TestCloudStorageUpload(t *testing.T) {
 		"https://example.com/x?next=/upload/storage/v1/b/b/o":                                        false, // only in the query
 		"": false,
 	} {
-		if got := cloudStorageUpload(url); got != want {
-			t.Errorf("cloudStorageUpload(%q) = %v, want %v", url, got, want)
-		}
+		assert.Equal(t, want, cloudStorageUpload(url), "cloudStorageUpload(%q)", url)
 	}
 }
 
@@ -223,13 +202,6 @@ func TestCloudStorageUpload(t *testing.T) {
 func TestChecksumAuto(t *testing.T) {
 	d := data(2*K256 + 7)
 	crc, _ := sums(d)
-	hashIs := func(want string) func(*testing.T, *Request) {
-		return func(t *testing.T, r *Request) {
-			if got := r.Header.Get("X-Goog-Hash"); got != want {
-				t.Errorf("X-Goog-Hash %q, want %q", got, want)
-			}
-		}
-	}
 	chunks := func(final ex) []ex {
 		return []ex{start(),
 			{n: K256, status: 308, rng: "bytes=0-262143", check: hashIs("")},
@@ -257,12 +229,8 @@ func TestChecksumAuto(t *testing.T) {
 			src := &memSource{data: d}
 			_, err, s := runScript(t, src, Options{URL: tt.url, ChunkSize: K256, Checksum: ChecksumAuto}, tt.exs)
 			s.done()
-			if Code(err) != tt.code {
-				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
-			}
-			if src.hashed != tt.hashed {
-				t.Errorf("the source was asked to hash %d times, want %d", src.hashed, tt.hashed)
-			}
+			assert.Equal(t, tt.code, Code(err), "%v", err)
+			assert.Equal(t, tt.hashed, src.hashed, "times the source was asked to hash")
 		})
 	}
 }
@@ -292,14 +260,18 @@ func TestChecksumRefused(t *testing.T) {
 			_, err, s := runScript(t, &memSource{data: d}, Options{ChunkSize: K256, Checksum: tt.c, Retry: fastRetry()},
 				[]ex{start(), {n: K256, status: 308, rng: "bytes=0-262143"}, tt.last})
 			s.done()
-			if Code(err) != tt.code {
-				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
+			require.Equal(t, tt.code, Code(err), "%v", err)
+			if tt.kind != "" {
+				var ce *ChecksumError
+				if assert.ErrorAs(t, err, &ce) {
+					assert.Equal(t, tt.kind, ce.Kind)
+					assert.NotNil(t, ce.Refused, "the mismatch was not the server's refusal")
+				}
+				assert.Contains(t, err.Error(), "doesn't match", "the server's words")
 			}
-			if ce, ok := Find[*ChecksumError](err); tt.kind != "" && (!ok || ce.Kind != tt.kind || ce.Refused == nil || !strings.Contains(err.Error(), "doesn't match")) {
-				t.Errorf("err %v: want a refused %s mismatch with the server's words", err, tt.kind)
-			}
-			if he, ok := Find[*HTTPError](err); !ok || he.Status != 400 {
-				t.Errorf("err %v: the 400 is not in its chain", err)
+			var he *HTTPError
+			if assert.ErrorAs(t, err, &he, "the 400 is not in its chain") {
+				assert.Equal(t, 400, he.Status)
 			}
 		})
 	}
@@ -325,9 +297,7 @@ func TestChecksumSingleRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err, s := runScript(t, &memSource{data: d}, tt.o, []ex{{method: "POST", n: -1, status: 200, body: `{"crc32c":"` + crc + `","md5Hash":"` + md + `"}`,
 				check: func(t *testing.T, r *Request) {
-					if got := r.Header.Get("X-Goog-Hash"); got != tt.header {
-						t.Errorf("X-Goog-Hash %q, want %q", got, tt.header)
-					}
+					hashIs(tt.header)(t, r)
 					if tt.metadata == "" {
 						return
 					}
@@ -337,14 +307,10 @@ func TestChecksumSingleRequest(t *testing.T) {
 							body = append(body, b...)
 						}
 					}
-					if !strings.Contains(string(body), "\r\n\r\n"+tt.metadata+"\r\n") {
-						t.Errorf("multipart body %q lacks the metadata %s", body, tt.metadata)
-					}
+					assert.Contains(t, string(body), "\r\n\r\n"+tt.metadata+"\r\n", "the multipart body's metadata")
 				}}})
 			s.done()
-			if err != nil {
-				t.Fatal(err)
-			}
+			assert.NoError(t, err)
 		})
 	}
 }
@@ -354,33 +320,22 @@ func TestChecksumStream(t *testing.T) {
 	d := data(K256 + 100)
 	crc, _ := sums(d)
 	err := runStream(t, &streamSource{data: d}, Options{ChunkSize: K256, Checksum: CRC32C}, []ex{start(),
-		{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143", check: func(t *testing.T, r *Request) {
-			if r.Header.Get("X-Goog-Hash") != "" {
-				t.Error("a hash before the end")
-			}
-		}},
-		{cr: "bytes 262144-262243/262244", n: 100, status: 200, body: `{"crc32c":"` + crc + `"}`, check: func(t *testing.T, r *Request) {
-			if r.Header.Get("X-Goog-Hash") != "crc32c="+crc {
-				t.Errorf("X-Goog-Hash %q", r.Header.Get("X-Goog-Hash"))
-			}
-		}},
+		// No hash before the end.
+		{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143", check: hashIs("")},
+		{cr: "bytes 262144-262243/262244", n: 100, status: 200, body: `{"crc32c":"` + crc + `"}`, check: hashIs("crc32c=" + crc)},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, err)
 }
 
 // A source that cannot hash: asked for by name, an invalid argument before any request; by
 // default, no checksum.
 func TestChecksumSourceCannotHash(t *testing.T) {
 	src := plainSource{size: 10}
-	if _, err := New(&script{t: t}, src, Options{URL: testURL, Checksum: CRC32C}); Code(err) != CodeInvalidArgument {
-		t.Errorf("crc32c: %v, want invalid_argument", err)
-	}
+	_, err := New(&script{t: t}, src, Options{URL: testURL, Checksum: CRC32C})
+	assert.Equal(t, CodeInvalidArgument, Code(err), "crc32c: %v", err)
 	up, err := New(&script{t: t}, src, Options{URL: testURL, Checksum: ChecksumAuto})
-	if err != nil || up.checksum != NoChecksum {
-		t.Errorf("auto: %v, checksum %q; want none", err, up.checksum)
-	}
+	require.NoError(t, err, "auto")
+	assert.Equal(t, NoChecksum, up.checksum, "auto")
 }
 
 type plainSource struct{ size int64 }
@@ -399,9 +354,7 @@ func TestMetadataWith(t *testing.T) {
 		`{"crc32c":"a","md5Hash":"b"}`: `{"crc32c":"a","md5Hash":"b"}`,
 		`{"x":{"crc32c":"nested"}}`:    `{"crc32c":"C==","md5Hash":"M==","x":{"crc32c":"nested"}}`,
 	} {
-		if got := string(s.metadataWith([]byte(in))); got != want {
-			t.Errorf("metadataWith(%s) = %s, want %s", in, got, want)
-		}
+		assert.Equal(t, want, string(s.metadataWith([]byte(in))), "metadataWith(%s)", in)
 	}
 }
 
@@ -441,7 +394,6 @@ func TestChecksumAutoSessionOnly(t *testing.T) {
 	_, err, s := runScript(t, src, Options{SessionURL: testSession, Checksum: ChecksumAuto},
 		[]ex{{cr: "bytes */1000", n: 0, status: 200, body: `{"crc32c":"` + crc + `"}`}})
 	s.done()
-	if err != nil || src.hashed != 1 {
-		t.Fatalf("err %v, hashed %d times; want the session's bytes hashed once and compared", err, src.hashed)
-	}
+	require.NoError(t, err, "the session's bytes compared")
+	assert.Equal(t, 1, src.hashed, "times the session's bytes were hashed")
 }

@@ -3,8 +3,10 @@ package core
 import (
 	"errors"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // getHeaders failing is an auth_error, its error the cause, and no request is sent.
@@ -13,12 +15,10 @@ func TestGetHeaderFailureIsAuthError(t *testing.T) {
 	o := Options{GetHeader: func(Context) (Header, error) { return nil, cause }}
 	_, err, s := runScript(t, &memSource{data: data(10)}, o, nil)
 	s.done()
-	if Code(err) != CodeAuth || !errors.Is(err, cause) {
-		t.Fatalf("code %q, err %v: want auth_error wrapping the cause", Code(err), err)
-	}
-	if !strings.Contains(err.Error(), "getHeaders") || !strings.Contains(err.Error(), cause.Error()) {
-		t.Errorf("message %q should name getHeaders and its error", err)
-	}
+	require.Equal(t, CodeAuth, Code(err), "%v", err)
+	require.ErrorIs(t, err, cause)
+	assert.Contains(t, err.Error(), "getHeaders")
+	assert.Contains(t, err.Error(), cause.Error())
 }
 
 // A bad header from getHeaders is a bad argument, not an auth failure.
@@ -26,9 +26,7 @@ func TestGetHeaderBadNameIsInvalidArgument(t *testing.T) {
 	o := Options{GetHeader: func(Context) (Header, error) { return Header{"bad name": "x"}, nil }}
 	_, err, s := runScript(t, &memSource{data: data(10)}, o, nil)
 	s.done()
-	if Code(err) != CodeInvalidArgument {
-		t.Fatalf("code %q (%v)", Code(err), err)
-	}
+	assert.Equal(t, CodeInvalidArgument, Code(err), "%v", err)
 }
 
 // A lost session is told: a retry with Restart, the state back to "starting", confirmed to 0
@@ -44,28 +42,22 @@ func TestLostSessionIsTold(t *testing.T) {
 	}
 	_, err, s := runScript(t, &memSource{data: data(2 * K256)}, o, lostSessionScript())
 	s.done()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(retries) != 1 || !retries[0].Restart || retries[0].Status != 404 || retries[0].Delay != 0 || retries[0].Attempt != 1 {
-		t.Fatalf("retries %+v, want one restart after the 404", retries)
-	}
+	require.NoError(t, err)
+	require.Len(t, retries, 1, "one restart after the 404")
+	assert.True(t, retries[0].Restart, "a restart")
+	assert.Equal(t, 404, retries[0].Status)
+	assert.Zero(t, retries[0].Delay)
+	assert.Equal(t, 1, retries[0].Attempt)
 	i := slices.Index(states, StateStarting)
-	if j := slices.Index(states[i+1:], StateStarting); j < 0 {
-		t.Errorf("states %v: no second %q after the lost session", states, StateStarting)
-	}
+	assert.Contains(t, states[i+1:], StateStarting, "states %v: no second %q after the lost session", states, StateStarting)
 	sawDrop := false
 	for k := 1; k < len(ps); k++ {
-		if ps[k].Loaded < ps[k-1].Loaded {
-			t.Errorf("loaded went back: %+v after %+v", ps[k], ps[k-1])
-		}
+		assert.GreaterOrEqual(t, ps[k].Loaded, ps[k-1].Loaded, "loaded went back: %+v after %+v", ps[k], ps[k-1])
 		if ps[k].Confirmed == 0 && ps[k-1].Confirmed == K256 {
 			sawDrop = ps[k].Loaded == ps[k-1].Loaded && ps[k].Loaded > 0
 		}
 	}
-	if !sawDrop {
-		t.Errorf("confirmed should drop to 0 with loaded kept: %+v", ps)
-	}
+	assert.True(t, sawDrop, "confirmed should drop to 0 with loaded kept: %+v", ps)
 }
 
 // Messages are written for people: no package names, the URL without its query, the page's
@@ -85,23 +77,14 @@ func TestMessagesForPeople(t *testing.T) {
 		&ChecksumError{Kind: "crc32c", Local: "a", Server: "b"},
 	}
 	for _, e := range errs {
-		if m := e.Error(); strings.Contains(m, "core:") || strings.Contains(m, "jsbridge") {
-			t.Errorf("%q names a package", m)
-		}
+		assert.NotContains(t, e.Error(), "core:", "a package named")
+		assert.NotContains(t, e.Error(), "jsbridge", "a package named")
 	}
 	m := netErr.Error()
 	for _, want := range []string{"https://storage.googleapis.com/upload/storage/v1/b/b/o", "https://app.example", "CORS", "3 attempts"} {
-		if !strings.Contains(m, want) {
-			t.Errorf("network error %q lacks %q", m, want)
-		}
+		assert.Contains(t, m, want, "the network error")
 	}
-	if strings.Contains(m, "SECRET") {
-		t.Errorf("network error %q shows the session's query", m)
-	}
-	if m := (&HTTPError{Status: 403}).Error(); !strings.Contains(m, "403 Forbidden") {
-		t.Errorf("%q", m)
-	}
-	if !errors.Is(netErr, netErr.Err) {
-		t.Error("the network error's cause is not reachable")
-	}
+	assert.NotContains(t, m, "SECRET", "the network error shows the session's query")
+	assert.Contains(t, (&HTTPError{Status: 403}).Error(), "403 Forbidden")
+	assert.ErrorIs(t, netErr, netErr.Err, "the network error's cause is not reachable")
 }

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // ex is one scripted exchange: what the client must send, and what the "server" answers.
@@ -43,35 +46,33 @@ func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.i >= len(s.exs) {
-		s.t.Fatalf("unexpected request %d: %s %s %q", s.i, r.Method, r.URL, r.Header.Get("Content-Range"))
-	}
+	require.Less(s.t, s.i, len(s.exs), "unexpected request %d: %s %s %q", s.i, r.Method, r.URL, r.Header.Get("Content-Range"))
 	e := s.exs[s.i]
 	s.i++
 	method := e.method
 	if method == "" {
 		method = "PUT"
 	}
-	if r.Method != method {
-		s.t.Errorf("request %d: method %s, want %s", s.i-1, r.Method, method)
+	assert.Equal(s.t, method, r.Method, "request %d: method", s.i-1)
+	if e.url != "" {
+		assert.Equal(s.t, e.url, r.URL, "request %d: url", s.i-1)
 	}
-	if e.url != "" && r.URL != e.url {
-		s.t.Errorf("request %d: url %s, want %s", s.i-1, r.URL, e.url)
+	switch e.cr {
+	case "":
+	case "-":
+		assert.Empty(s.t, r.Header.Get("Content-Range"), "request %d: Content-Range", s.i-1)
+	default:
+		assert.Equal(s.t, e.cr, r.Header.Get("Content-Range"), "request %d: Content-Range", s.i-1)
 	}
-	if cr := r.Header.Get("Content-Range"); e.cr != "" && (cr != e.cr && !(e.cr == "-" && cr == "")) {
-		s.t.Errorf("request %d: Content-Range %q, want %q", s.i-1, cr, e.cr)
-	}
-	if e.n >= 0 && r.ContentLength() != e.n {
-		s.t.Errorf("request %d: body length %d, want %d", s.i-1, r.ContentLength(), e.n)
+	if e.n >= 0 {
+		assert.Equal(s.t, e.n, r.ContentLength(), "request %d: body length", s.i-1)
 	}
 	if e.check != nil {
 		e.check(s.t, r)
 	}
 	switch {
 	case e.sent != nil:
-		if r.OnSent == nil {
-			s.t.Errorf("request %d: no OnSent to tell %v to", s.i-1, e.sent)
-		}
+		require.NotNil(s.t, r.OnSent, "request %d: no OnSent to tell %v to", s.i-1, e.sent)
 		for _, n := range e.sent {
 			time.Sleep(e.wait / time.Duration(len(e.sent)))
 			if !r.OnSent(n) {
@@ -99,9 +100,7 @@ func (s *script) Do(ctx Context, r *Request) (*Response, error) {
 
 func (s *script) done() {
 	s.t.Helper()
-	if s.i != len(s.exs) {
-		s.t.Errorf("%d of %d scripted exchanges used", s.i, len(s.exs))
-	}
+	assert.Equal(s.t, len(s.exs), s.i, "scripted exchanges used")
 }
 
 // memSource is a Source over bytes; unknown hides its size.

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Every page downloads the wasm: measured with Go 1.26 for GOOS=js, fmt alone adds about
@@ -21,9 +24,7 @@ func TestCoreImportsNothingHeavy(t *testing.T) {
 			continue
 		}
 		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, p := range heavy {
 			if strings.Contains(string(src), "\""+p+"\"") {
 				t.Errorf("%s imports %s", f, p)
@@ -45,18 +46,13 @@ func TestWasmLinksNothingHeavy(t *testing.T) {
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		if _, statErr := os.Stat("../wasm"); statErr != nil {
-			t.Fatal("no wasm package")
-		}
-		t.Fatalf("go list: %v\n%s", err, out)
+		_, statErr := os.Stat("../wasm")
+		require.NoError(t, statErr, "no wasm package")
+		require.NoError(t, err, "go list: %s", out)
 	}
 	deps := strings.Fields(string(out))
 	for _, p := range append(heavy[1:], linkedOnlyNatively...) {
-		for _, d := range deps {
-			if d == p {
-				t.Errorf("the wasm links %s", p)
-			}
-		}
+		assert.NotContains(t, deps, p, "the wasm links %s", p)
 	}
 }
 
@@ -65,20 +61,14 @@ func TestWasmLinksNothingHeavy(t *testing.T) {
 func TestJSFilesAreBuildTagged(t *testing.T) {
 	for _, dir := range []string{"../jsbridge", "../wasm"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		if len(files) == 0 {
-			t.Fatalf("no Go files in %s", dir)
-		}
+		require.NotEmpty(t, files, "no Go files in %s", dir)
 		for _, f := range files {
 			ctx := build.Default
 			ctx.GOOS, ctx.GOARCH = "linux", "amd64"
 			ok, err := ctx.MatchFile(dir, filepath.Base(f))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			src, _ := os.ReadFile(f)
-			if ok || !strings.Contains(string(src), "//go:build js && wasm") {
-				t.Errorf("%s lacks //go:build js && wasm", f)
-			}
+			assert.True(t, !ok && strings.Contains(string(src), "//go:build js && wasm"), "%s lacks //go:build js && wasm", f)
 		}
 	}
 }

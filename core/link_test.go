@@ -5,23 +5,21 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLinksPerOrigin(t *testing.T) {
 	var ls Links
 	a := ls.For("https://up.example.com/upload/x?name=a")
-	if a == nil || ls.For("https://up.example.com/other") != a {
-		t.Fatal("two URLs of one origin: not one Link")
-	}
-	if ls.For("https://up.example.com:8443/upload") == a || ls.For("http://up.example.com/upload") == a {
-		t.Error("another port or scheme: the same Link")
-	}
-	if ls.ForUpload(&Options{SessionURL: "https://up.example.com/session/1"}) != a || ls.ForUpload(&Options{URL: "https://up.example.com/u", SessionURL: "https://s.example.com/"}) != a {
-		t.Error("an upload's Link: not its URL's origin, else its session's")
-	}
-	if ls.For("not a url") != nil {
-		t.Error("a Link for no origin")
-	}
+	require.NotNil(t, a)
+	require.Same(t, a, ls.For("https://up.example.com/other"), "two URLs of one origin: not one Link")
+	assert.NotSame(t, a, ls.For("https://up.example.com:8443/upload"), "another port: the same Link")
+	assert.NotSame(t, a, ls.For("http://up.example.com/upload"), "another scheme: the same Link")
+	assert.Same(t, a, ls.ForUpload(&Options{SessionURL: "https://up.example.com/session/1"}), "an upload's Link: not its session's origin")
+	assert.Same(t, a, ls.ForUpload(&Options{URL: "https://up.example.com/u", SessionURL: "https://s.example.com/"}), "an upload's Link: not its URL's origin")
+	assert.Nil(t, ls.For("not a url"), "a Link for no origin")
 }
 
 // A sizer seeded from a Link measured a moment ago sizes its first chunk from it (no 256 KiB
@@ -36,36 +34,27 @@ func TestLinkSeedsTheFirstChunk(t *testing.T) {
 
 	c := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(c, 160*Second)
-	if got, want := c.Next(0, -1), int64(rate*float64(countedChunkTime/Second)); got < want*9/10 || got > want*11/10 {
-		t.Errorf("first chunk after a counted link of 2.5 MB/s: %d bytes, want about %d", got, want)
-	}
+	want := rate * float64(countedChunkTime/Second)
+	assert.InDelta(t, want, c.Next(0, -1), want/10, "first chunk after a counted link of 2.5 MB/s")
 	measured.Answered(8<<20, 60*Millisecond+Duration(float64(8<<20)/rate*float64(Second)), false)
 	l.learn(measured, 200*Second)
 	c = NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(c, 260*Second)
 	// Where progress comes only with answers, a probe first (a thirty-second of a second's
 	// worth, at least 256 KiB): should the link be far slower now, it still answers soon.
-	if got := c.Next(0, -1); got != ChunkAlign {
-		t.Errorf("first chunk after an uncounted link of 2.5 MB/s: %d bytes, want a 256 KiB probe", got)
-	}
+	assert.Equal(t, int64(ChunkAlign), c.Next(0, -1), "first chunk after an uncounted link of 2.5 MB/s: want a 256 KiB probe")
 	// Answered at the remembered rate, it confirms the link: a second's worth at once.
 	c.Answered(ChunkAlign, 60*Millisecond+Duration(float64(ChunkAlign)/rate*float64(Second)), false)
-	if got := c.Next(ChunkAlign, -1); got < 2<<20 || got > 4<<20 {
-		t.Errorf("after a probe that confirmed 2.5 MB/s: %d bytes, want a second or so of it", got)
-	}
+	assert.InDelta(t, 3<<20, c.Next(ChunkAlign, -1), 1<<20, "after a probe that confirmed 2.5 MB/s: want a second or so of it")
 	// Answered at a fortieth of it, it does not: a new link, ramped up to from there.
 	c = NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(c, 260*Second)
 	c.Next(0, -1)
 	c.Answered(ChunkAlign, 60*Millisecond+Duration(float64(ChunkAlign)/(rate/40)*float64(Second)), false)
-	if got := c.Next(ChunkAlign, -1); got > 2*ChunkAlign {
-		t.Errorf("after a probe that found a link 40 times slower: %d bytes, want a second or so of the slow link", got)
-	}
+	assert.LessOrEqual(t, c.Next(ChunkAlign, -1), int64(2*ChunkAlign), "after a probe that found a link 40 times slower: want a second or so of the slow link")
 	c = NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(c, 200*Second+linkMemory+Second)
-	if got := c.Next(0, -1); got != ChunkAlign {
-		t.Errorf("first chunk after a link measured %v ago: %d bytes, want 256 KiB", linkMemory, got)
-	}
+	assert.Equal(t, int64(ChunkAlign), c.Next(0, -1), "first chunk after a link measured %v ago", linkMemory)
 }
 
 // Two uploads to one origin, one after the other, sharing a Link: the second one sizes its
@@ -83,12 +72,9 @@ func TestLinkSharedByUploads(t *testing.T) {
 		o := Options{URL: testURL, Type: Resumable, ChunkSize: ChunkAuto, Retry: fastRetry(), Link: ls.For(testURL)}
 		o.MaxChunkSize = 0
 		u, err := New(first, &memSource{data: data(size / 8)}, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := u.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = u.Run(context.Background())
+		require.NoError(t, err)
 		var secondChunk int64
 		second := &script{t: t, exs: []ex{start(),
 			{n: K256, status: 308, rng: "bytes=0-262143", wait: 70 * time.Millisecond},
@@ -96,16 +82,11 @@ func TestLinkSharedByUploads(t *testing.T) {
 		}}
 		o.Link = ls.For(testURL)
 		u, err = New(second, &memSource{data: data(2 << 20)}, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := u.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = u.Run(context.Background())
+		require.NoError(t, err)
 		second.done()
-		if secondChunk != 2<<20-K256 {
-			t.Errorf("the second upload's chunk after its probe: %d bytes, want all the rest (sized from the link the first measured)", secondChunk)
-		}
+		assert.Equal(t, int64(2<<20-K256), secondChunk, "the second upload's chunk after its probe: want all the rest (sized from the link the first measured)")
 	})
 }
 
@@ -122,30 +103,21 @@ func TestLinkSeedCheckedByTheFirstRoundTrip(t *testing.T) {
 	same := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(same, 20*Second)
 	same.RoundTrip(70 * Millisecond)
-	if got := same.Rate(); got < 3e6 {
-		t.Errorf("a round trip of 70 ms after a seed of 45 ms: rate %.0f, want the seed's", got)
-	}
-	if same.cost != 45*Millisecond {
-		t.Errorf("cost %v after a first round trip of 70 ms and a seed of 45 ms, want the seed's", same.cost)
-	}
+	assert.GreaterOrEqual(t, same.Rate(), 3e6, "a round trip of 70 ms after a seed of 45 ms: rate, want the seed's")
+	assert.Equal(t, 45*Millisecond, same.cost, "cost after a first round trip of 70 ms and a seed of 45 ms, want the seed's")
 	// A start of 100 ms (not "far longer": under twice 45 ms and 50 ms) leaves at least half.
 	longer := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(longer, 20*Second)
 	longer.RoundTrip(100 * Millisecond)
-	if longer.cost != 50*Millisecond {
-		t.Errorf("cost %v after a first round trip of 100 ms and a seed of 45 ms, want 50 ms", longer.cost)
-	}
+	assert.Equal(t, 50*Millisecond, longer.cost, "cost after a first round trip of 100 ms and a seed of 45 ms")
 	// And a shorter one is the cost.
 	shorter := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(shorter, 20*Second)
 	shorter.RoundTrip(30 * Millisecond)
-	if shorter.cost != 30*Millisecond {
-		t.Errorf("cost %v after a first round trip of 30 ms and a seed of 45 ms, want 30 ms", shorter.cost)
-	}
+	assert.Equal(t, 30*Millisecond, shorter.cost, "cost after a first round trip of 30 ms and a seed of 45 ms")
 	other := NewChunkSizer(DefaultMaxChunkSize)
 	l.seed(other, 20*Second)
 	other.RoundTrip(300 * Millisecond)
-	if got := other.Next(0, -1); got != ChunkAlign || other.Rate() != 0 {
-		t.Errorf("a round trip of 300 ms after a seed of 45 ms: first chunk %d bytes, rate %.0f; want 256 KiB, no rate", got, other.Rate())
-	}
+	assert.Equal(t, int64(ChunkAlign), other.Next(0, -1), "a round trip of 300 ms after a seed of 45 ms: first chunk")
+	assert.Zero(t, other.Rate(), "a round trip of 300 ms after a seed of 45 ms: rate")
 }

@@ -2,10 +2,12 @@ package core
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A request that fails while the device is offline waits in "offline" for WaitOnline, spends
@@ -30,20 +32,14 @@ func TestOfflineSpellCostsNoRetry(t *testing.T) {
 		o := Options{URL: testURL, ChunkSize: K256, Retry: fastRetry(), WaitOnline: online,
 			OnState: func(st State) { states = append(states, st) }, OnRetry: func(r RetryInfo) { retries = append(retries, r) }}
 		u, err := New(s, &memSource{data: data(2 * K256)}, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := u.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = u.Run(context.Background())
+		require.NoError(t, err)
 		s.done()
 	})
-	if len(retries) != 0 {
-		t.Errorf("%d retries for time offline, want none", len(retries))
-	}
-	if waited != 2 || !slices.Contains(states, StateOffline) {
-		t.Errorf("WaitOnline called %d times, states %v; want 2 and offline among them", waited, states)
-	}
+	assert.Empty(t, retries, "retries for time offline")
+	assert.Equal(t, 2, waited, "WaitOnline calls")
+	assert.Contains(t, states, StateOffline)
 }
 
 // Without WaitOnline, an offline failure is a lost connection like any other: retried.
@@ -56,9 +52,8 @@ func TestOfflineWithoutWaitOnlineIsRetried(t *testing.T) {
 		{cr: "bytes 262144-524287/524288", n: K256, status: 200},
 	})
 	s.done()
-	if err != nil || retries != 1 {
-		t.Fatalf("err %v, %d retries; want success after 1", err, retries)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 1, retries, "retries")
 }
 
 // A stalled request (the transport gives it up after Request.Timeout) is a lost connection:
@@ -71,9 +66,7 @@ func TestStallIsALostConnection(t *testing.T) {
 		{cr: "bytes 262144-524287/524288", n: K256, status: 200},
 	})
 	s.done()
-	if err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, err)
 }
 
 // Each request's Timeout: the caller's, none (negative), or derived from its size and the
@@ -82,9 +75,7 @@ func TestStallTimeouts(t *testing.T) {
 	u := func(o Options, rate float64) *Upload {
 		o.URL = testURL
 		up, err := New(&script{t: t}, &memSource{data: data(10)}, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		up.prog.p.BytesPerSecond = rate
 		return up
 	}
@@ -102,8 +93,6 @@ func TestStallTimeouts(t *testing.T) {
 		{"a small chunk, no rate yet", Options{}, 0, 1000, stallFloor},
 		{"10x what the rate predicts, plus the floor", Options{}, 1 << 20, 8 << 20, 80*Second + stallFloor},
 	} {
-		if got := u(tt.o, tt.rate).timeoutFor(tt.n); got != tt.want {
-			t.Errorf("%s: timeout %v, want %v", tt.name, got, tt.want)
-		}
+		assert.Equal(t, tt.want, u(tt.o, tt.rate).timeoutFor(tt.n), "%s: timeout", tt.name)
 	}
 }

@@ -3,18 +3,19 @@ package core
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestParseRange(t *testing.T) {
 	for h, want := range map[string]int64{"": 1 - 1, "bytes=0-0": 1, "bytes=0-262143": 262144, "0-99": 100, " bytes=0-5 ": 6} {
-		if got, err := parseRange(h); err != nil || got != want {
-			t.Errorf("parseRange(%q) = %d, %v; want %d", h, got, err, want)
-		}
+		got, err := parseRange(h)
+		assert.NoError(t, err, "parseRange(%q)", h)
+		assert.Equal(t, want, got, "parseRange(%q)", h)
 	}
 	for _, h := range []string{"bytes=1-5", "bytes=0-", "bytes=-5", "bytes=0-5,7-9", "bytes 0-5", "items=0-5", "0-+5", "0-0x10", "bytes=0-99999999999999999999"} {
-		if _, err := parseRange(h); Code(err) != CodeProtocol {
-			t.Errorf("parseRange(%q) accepted", h)
-		}
+		_, err := parseRange(h)
+		assert.Equal(t, CodeProtocol, Code(err), "parseRange(%q): %v", h, err)
 	}
 }
 
@@ -23,9 +24,7 @@ func TestContentRange(t *testing.T) {
 		a, b, t int64
 		want    string
 	}{{0, 262144, 2000000, "bytes 0-262143/2000000"}, {5, 10, -1, "bytes 5-9/*"}, {0, 0, -1, "bytes */*"}, {0, 0, 77, "bytes */77"}} {
-		if got := contentRange(tc.a, tc.b, tc.t); got != tc.want {
-			t.Errorf("contentRange(%d,%d,%d) = %q, want %q", tc.a, tc.b, tc.t, got, tc.want)
-		}
+		assert.Equal(t, tc.want, contentRange(tc.a, tc.b, tc.t), "contentRange(%d,%d,%d)", tc.a, tc.b, tc.t)
 	}
 }
 
@@ -41,14 +40,13 @@ func TestResolveLocation(t *testing.T) {
 		"../c?upload_id=6":                  "https://h.example/upload/c?upload_id=6",
 		"./../../../c":                      "https://h.example/c",
 	} {
-		if got, ok := resolveLocation(base, loc); !ok || got != want {
-			t.Errorf("resolveLocation(%q) = %q, %v; want %q", loc, got, ok, want)
-		}
+		got, ok := resolveLocation(base, loc)
+		assert.True(t, ok, "resolveLocation(%q) refused", loc)
+		assert.Equal(t, want, got, "resolveLocation(%q)", loc)
 	}
 	for _, loc := range []string{"", "ftp://x/y", "https:///nohost", "https://u:p@h/s", "a b"} {
-		if got, ok := resolveLocation(base, loc); ok {
-			t.Errorf("resolveLocation(%q) = %q, accepted", loc, got)
-		}
+		got, ok := resolveLocation(base, loc)
+		assert.False(t, ok, "resolveLocation(%q) = %q, accepted", loc, got)
 	}
 }
 
@@ -59,9 +57,7 @@ func TestWithUploadType(t *testing.T) {
 		"https://h/u?uploadType=media&name=a#f":  "https://h/u?name=a&uploadType=resumable#f",
 		"https://h/u?uploadTypeX=1&uploadType=x": "https://h/u?uploadTypeX=1&uploadType=resumable",
 	} {
-		if got := withUploadType(in, "resumable"); got != want {
-			t.Errorf("withUploadType(%q) = %q, want %q", in, got, want)
-		}
+		assert.Equal(t, want, withUploadType(in, "resumable"), "withUploadType(%q)", in)
 	}
 }
 

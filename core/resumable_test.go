@@ -1,13 +1,15 @@
 package core
 
 import (
+	"bytes"
 	"context"
-	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const K256 = 262144
@@ -96,9 +98,7 @@ func TestResumableExchanges(t *testing.T) {
 			size: K256 + 5, unknown: true, opts: Options{ChunkSize: K256},
 			exs: []ex{
 				{method: "POST", n: -1, status: 200, hdr: Header{"location": testSession}, check: func(t *testing.T, r *Request) {
-					if _, ok := r.Header["x-upload-content-length"]; ok {
-						t.Error("X-Upload-Content-Length sent for an unknown length")
-					}
+					assert.NotContains(t, r.Header, "x-upload-content-length", "X-Upload-Content-Length sent for an unknown length")
 				}},
 				{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143"},
 				{cr: "bytes 262144-262148/262149", n: 5, status: 200},
@@ -122,9 +122,7 @@ func TestResumableExchanges(t *testing.T) {
 				{cr: "bytes 0-262143/524288", n: K256, status: 200, rng: "bytes=0-262143",
 					hdr: Header{"x-http-status-code-override": "308"},
 					check: func(t *testing.T, r *Request) {
-						if r.Header.Get("X-GUploader-No-308") != "yes" {
-							t.Error("X-GUploader-No-308 not sent")
-						}
+						assert.Equal(t, "yes", r.Header.Get("X-GUploader-No-308"))
 					}},
 				{cr: "bytes 262144-524287/524288", n: K256, status: 200},
 			},
@@ -312,9 +310,7 @@ func TestResumableExchanges(t *testing.T) {
 					check: func(t *testing.T, r *Request) {
 						want := Header{"x-upload-content-type": "image/png", "x-upload-content-length": "10", "content-type": "application/json; charset=UTF-8"}
 						for k, v := range want {
-							if r.Header.Get(k) != v {
-								t.Errorf("%s = %q, want %q", k, r.Header.Get(k), v)
-							}
+							assert.Equal(t, v, r.Header.Get(k), k)
 						}
 					}},
 				{cr: "bytes 0-9/10", n: 10, status: 200},
@@ -326,14 +322,13 @@ func TestResumableExchanges(t *testing.T) {
 			src := &memSource{data: data(tt.size), unknown: tt.unknown}
 			res, err, s := runScript(t, src, tt.opts, tt.exs)
 			s.done()
-			if got := Code(err); got != tt.wantCode {
-				t.Fatalf("code %q (%v), want %q", got, err, tt.wantCode)
+			require.Equal(t, tt.wantCode, Code(err), "%v", err)
+			if tt.wantText != "" {
+				assert.Contains(t, err.Error(), tt.wantText)
 			}
-			if tt.wantText != "" && !strings.Contains(err.Error(), tt.wantText) {
-				t.Errorf("error %q, want it to say %q", err, tt.wantText)
-			}
-			if tt.wantCode == "" && (res == nil || (res.Status != 200 && res.Status != 201)) {
-				t.Fatalf("result %+v", res)
+			if tt.wantCode == "" {
+				require.NotNil(t, res)
+				assert.Contains(t, []int{200, 201}, res.Status, "the result's status")
 			}
 		})
 	}
@@ -357,22 +352,15 @@ func TestChunkBytes(t *testing.T) {
 		ex{n: K256, status: 308, rng: "bytes=0-524387"},
 		ex{n: -1, status: 200})
 	_, err, s := runScript(t, src, Options{ChunkSize: K256}, exs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, r := range s.reqs[1:] {
 		var a, b int64
 		cr := r.Header.Get("Content-Range")
-		if _, ok := strings.CutPrefix(cr, "bytes "); !ok {
-			t.Fatalf("bad range %q", cr)
-		}
+		require.True(t, strings.HasPrefix(cr, "bytes "), "bad range %q", cr)
 		parts := strings.FieldsFunc(cr[6:], func(c rune) bool { return c == '-' || c == '/' })
 		a, _ = parseDecimal(parts[0])
 		b, _ = parseDecimal(parts[1])
-		got := []byte(r.Body[0].(Bytes))
-		if string(got) != string(src.data[a:b+1]) {
-			t.Errorf("chunk %s does not hold the source's bytes", cr)
-		}
+		assert.True(t, bytes.Equal(src.data[a:b+1], r.Body[0].(Bytes)), "chunk %s does not hold the source's bytes", cr)
 	}
 }
 
@@ -381,9 +369,7 @@ func TestChunkBytes(t *testing.T) {
 func TestChunkContentType(t *testing.T) {
 	typed := func(want string) func(*testing.T, *Request) {
 		return func(t *testing.T, r *Request) {
-			if got := r.Header.Get("Content-Type"); got != want {
-				t.Errorf("%s %s: Content-Type %q, want %q", r.Method, r.Header.Get("Content-Range"), got, want)
-			}
+			assert.Equal(t, want, r.Header.Get("Content-Type"), "%s %s: Content-Type", r.Method, r.Header.Get("Content-Range"))
 		}
 	}
 	for _, o := range []struct{ option, want string }{{"", "application/octet-stream"}, {"image/png", "image/png"}} {
@@ -393,9 +379,7 @@ func TestChunkContentType(t *testing.T) {
 			{cr: "bytes */262149", n: 0, status: 308, rng: "bytes=0-262143", check: typed("")},
 			{cr: "bytes 262144-262148/262149", n: 5, status: 200, check: typed(o.want)},
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 	}
 }
 
@@ -432,12 +416,10 @@ func TestArgumentErrorsBeforeAnyRequest(t *testing.T) {
 			s := &script{t: t}
 			u, err := New(s, tt.src, tt.o)
 			var ae *ArgumentError
-			if !errors.As(err, &ae) || Code(err) != CodeInvalidArgument || u != nil {
-				t.Fatalf("New = %v, %v; want an *ArgumentError", u, err)
-			}
-			if len(s.reqs) != 0 {
-				t.Fatal("a request was sent")
-			}
+			assert.ErrorAs(t, err, &ae)
+			assert.Equal(t, CodeInvalidArgument, Code(err))
+			assert.Nil(t, u)
+			assert.Empty(t, s.reqs, "a request was sent")
 		})
 	}
 }
@@ -446,9 +428,7 @@ func TestArgumentErrorsBeforeAnyRequest(t *testing.T) {
 func TestHeadersStayOnTheUploadOrigin(t *testing.T) {
 	auth := func(want bool) func(*testing.T, *Request) {
 		return func(t *testing.T, r *Request) {
-			if got := r.Header.Get("Authorization") != ""; got != want {
-				t.Errorf("%s %s: Authorization sent = %v, want %v", r.Method, r.URL, got, want)
-			}
+			assert.Equal(t, want, r.Header.Get("Authorization") != "", "%s %s: Authorization sent", r.Method, r.URL)
 		}
 	}
 	for _, tc := range []struct {
@@ -470,9 +450,7 @@ func TestHeadersStayOnTheUploadOrigin(t *testing.T) {
 				{n: 0, status: 200, check: auth(tc.same)},
 			})
 			s.done()
-			if err != nil {
-				t.Fatal(err)
-			}
+			assert.NoError(t, err)
 		})
 	}
 }
@@ -491,9 +469,7 @@ func TestGetHeaderAskedAgainAfter401(t *testing.T) {
 			}}
 			tokenIs := func(tok string) func(*testing.T, *Request) {
 				return func(t *testing.T, r *Request) {
-					if got := r.Header.Get("authorization"); got != "Bearer "+tok {
-						t.Errorf("Authorization %q, want Bearer %s", got, tok)
-					}
+					assert.Equal(t, "Bearer "+tok, r.Header.Get("authorization"), "Authorization")
 				}
 			}
 			exs := []ex{
@@ -505,9 +481,8 @@ func TestGetHeaderAskedAgainAfter401(t *testing.T) {
 			}
 			_, err, s := runScript(t, &memSource{data: data(10)}, o, exs)
 			s.done()
-			if Code(err) != tc.want || calls != 2 {
-				t.Fatalf("code %q, getHeaders called %d times", Code(err), calls)
-			}
+			assert.Equal(t, tc.want, Code(err), "%v", err)
+			assert.Equal(t, 2, calls, "getHeaders calls")
 		})
 	}
 }
@@ -525,30 +500,21 @@ func TestProgress(t *testing.T) {
 		{n: 0, status: 308, rng: "bytes=0-524287"},
 		{n: K256, status: 200},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var confirmed []int64
 	for i, p := range ps {
-		if i > 0 && p.Loaded < ps[i-1].Loaded {
-			t.Errorf("loaded went back: %d after %d", p.Loaded, ps[i-1].Loaded)
+		if i > 0 {
+			assert.GreaterOrEqual(t, p.Loaded, ps[i-1].Loaded, "loaded went back")
 		}
-		if p.Total != 3*K256 {
-			t.Errorf("total %d", p.Total)
-		}
+		assert.Equal(t, int64(3*K256), p.Total, "total")
 		confirmed = append(confirmed, p.Confirmed)
 	}
-	wantC := []int64{0, K256, 100, 362244, 524288, 3 * K256}
-	if !slices.Equal(confirmed, wantC) {
-		t.Errorf("confirmed %v, want %v", confirmed, wantC)
-	}
-	if last := ps[len(ps)-1]; last.Loaded != last.Total || last.SecondsLeft != 0 {
-		t.Errorf("last progress %+v", last)
-	}
-	wantS := []State{StateUploading, StateRetrying, StateUploading, StateDone}
-	if got := states[len(states)-4:]; !slices.Equal(got, wantS) {
-		t.Errorf("states %v", states)
-	}
+	assert.Equal(t, []int64{0, K256, 100, 362244, 524288, 3 * K256}, confirmed, "confirmed")
+	last := ps[len(ps)-1]
+	assert.Equal(t, last.Total, last.Loaded, "last progress %+v", last)
+	assert.Zero(t, last.SecondsLeft, "last progress %+v", last)
+	require.GreaterOrEqual(t, len(states), 4, "states %v", states)
+	assert.Equal(t, []State{StateUploading, StateRetrying, StateUploading, StateDone}, states[len(states)-4:], "states %v", states)
 }
 
 // lostSessionScript is an upload of 2 × 256 KiB whose session is lost (404) after its first
@@ -570,9 +536,7 @@ func lostSessionScript() []ex {
 func TestHiddenRedirectAnswer(t *testing.T) {
 	hidden := &HiddenRedirectError{URL: testSession}
 	session := func(t *testing.T, r *Request) {
-		if !r.Session {
-			t.Errorf("a request to the session URI is not marked Session: %s %q", r.Method, r.Header.Get("Content-Range"))
-		}
+		assert.True(t, r.Session, "a request to the session URI is not marked Session: %s %q", r.Method, r.Header.Get("Content-Range"))
 	}
 	t.Run("a status query at once, no retry", func(t *testing.T) {
 		var retries []RetryInfo
@@ -581,9 +545,7 @@ func TestHiddenRedirectAnswer(t *testing.T) {
 		var took time.Duration
 		exs := []ex{
 			{method: "POST", n: -1, status: 200, hdr: Header{"location": testSession}, check: func(t *testing.T, r *Request) {
-				if r.Session {
-					t.Error("the session start is marked Session")
-				}
+				assert.False(t, r.Session, "the session start is marked Session")
 			}},
 			{cr: "bytes 0-262143/786432", n: K256, err: hidden, check: session},
 			{cr: "bytes */786432", n: 0, status: 308, rng: "bytes=0-262143", check: session},
@@ -599,26 +561,17 @@ func TestHiddenRedirectAnswer(t *testing.T) {
 			s := &script{t: t, exs: exs}
 			o.URL, o.Retry = testURL, fastRetry()
 			u, e := New(s, &memSource{data: data(3 * K256)}, o)
-			if e != nil {
-				t.Fatal(e)
-			}
+			require.NoError(t, e)
 			start := time.Now()
 			res, err = u.Run(context.Background())
 			took = time.Since(start)
 			s.done()
 		})
-		if err != nil || res.Status != 200 {
-			t.Fatalf("Run = %v, %v", res, err)
-		}
-		if len(retries) != 0 {
-			t.Errorf("%d retries, want none: %+v", len(retries), retries)
-		}
-		if slices.Contains(states, StateRetrying) {
-			t.Errorf("states %v went through retrying", states)
-		}
-		if took != 0 {
-			t.Errorf("took %v of fake time, want no wait", took)
-		}
+		require.NoError(t, err)
+		require.Equal(t, 200, res.Status)
+		assert.Empty(t, retries, "retries")
+		assert.NotContains(t, states, StateRetrying)
+		assert.Zero(t, took, "fake time taken, want no wait")
 	})
 	t.Run("no progress behind hidden answers ends, never loops", func(t *testing.T) {
 		exs := []ex{start()}
@@ -627,9 +580,8 @@ func TestHiddenRedirectAnswer(t *testing.T) {
 		}
 		_, err, s := runScript(t, &memSource{data: data(2 * K256)}, Options{ChunkSize: K256}, exs)
 		s.done()
-		if Code(err) != CodeProtocol || !strings.Contains(err.Error(), "kept none") {
-			t.Fatalf("err = %v, want a protocol error that the server kept none", err)
-		}
+		require.Equal(t, CodeProtocol, Code(err), "%v", err)
+		assert.Contains(t, err.Error(), "kept none")
 	})
 	t.Run("with the no-308 header, a hidden answer is a redirect", func(t *testing.T) {
 		// The status query comes back in the no-308 form: the server honours the header, so
@@ -640,27 +592,24 @@ func TestHiddenRedirectAnswer(t *testing.T) {
 			{cr: "bytes */524288", n: 0, status: 200, hdr: Header{"x-http-status-code-override": "308"}},
 		})
 		s.done()
-		if _, ok := Find[*RedirectError](err); !ok || Code(err) != CodeProtocol {
-			t.Fatalf("err = %v, want a RedirectError", err)
-		}
+		var re *RedirectError
+		assert.ErrorAs(t, err, &re)
+		assert.Equal(t, CodeProtocol, Code(err))
 	})
 	t.Run("a status query answered hidden is a protocol error", func(t *testing.T) {
 		_, err, s := runScript(t, &memSource{data: data(2 * K256)}, Options{ChunkSize: K256, SessionURL: testSession}, []ex{
 			{cr: "bytes */524288", n: 0, err: hidden},
 		})
 		s.done()
-		if Code(err) != CodeProtocol {
-			t.Fatalf("err = %v, want protocol_error", err)
-		}
+		assert.Equal(t, CodeProtocol, Code(err), "%v", err)
 	})
 	t.Run("a redirect to the session start is final", func(t *testing.T) {
 		_, err, s := runScript(t, &memSource{data: data(10)}, Options{}, []ex{
 			{method: "POST", n: -1, err: &RedirectError{Method: "POST", URL: testURL}},
 		})
 		s.done()
-		if Code(err) != CodeProtocol || !strings.Contains(err.Error(), "never follows") {
-			t.Fatalf("err = %v, want protocol_error naming the redirect", err)
-		}
+		require.Equal(t, CodeProtocol, Code(err), "%v", err)
+		assert.Contains(t, err.Error(), "never follows", "the redirect named")
 	})
 }
 
@@ -687,15 +636,13 @@ func TestCheck(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &script{t: t, exs: []ex{tt.ex}}
 				u, e := New(s, &memSource{data: data(2 * K256)}, Options{SessionURL: testSession, Retry: fastRetry()})
-				if e != nil {
-					t.Fatal(e)
-				}
+				require.NoError(t, e)
 				held, complete, err = u.Check(context.Background())
 				s.done()
 			})
-			if held != tt.held || complete != tt.complete || Code(err) != tt.code {
-				t.Fatalf("Check = %d, %v, %v; want %d, %v, code %q", held, complete, err, tt.held, tt.complete, tt.code)
-			}
+			assert.Equal(t, tt.held, held, "held")
+			assert.Equal(t, tt.complete, complete, "complete")
+			assert.Equal(t, tt.code, Code(err), "%v", err)
 		})
 	}
 }

@@ -1,9 +1,13 @@
 package core
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMedia(t *testing.T) {
@@ -12,18 +16,14 @@ func TestMedia(t *testing.T) {
 		{method: "POST", url: testURL + "&uploadType=media", n: 1000, status: 503},
 		{method: "POST", url: testURL + "&uploadType=media", n: 1000, status: 200, body: `{"size":"1000"}`,
 			check: func(t *testing.T, r *Request) {
-				if r.Header.Get("content-type") != "image/png" || r.Header.Get("authorization") != "Bearer x" {
-					t.Errorf("headers %v", r.Header)
-				}
-				if string(r.Body[0].(Bytes)) != string(src.data) {
-					t.Error("body is not the source")
-				}
+				assert.Equal(t, "image/png", r.Header.Get("content-type"))
+				assert.Equal(t, "Bearer x", r.Header.Get("authorization"))
+				assert.True(t, bytes.Equal(src.data, r.Body[0].(Bytes)), "body is not the source")
 			}},
 	})
 	s.done()
-	if err != nil || string(res.Body) != `{"size":"1000"}` {
-		t.Fatal(res, err)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, `{"size":"1000"}`, string(res.Body))
 }
 
 func TestMultipartBody(t *testing.T) {
@@ -32,33 +32,21 @@ func TestMultipartBody(t *testing.T) {
 		{method: "PUT", url: testURL + "&uploadType=multipart", n: -1, status: 200, check: func(t *testing.T, r *Request) {
 			ct := r.Header.Get("Content-Type")
 			b, ok := strings.CutPrefix(ct, "multipart/related; boundary=")
-			if !ok || len(b) < 20 || len(b) > 70 {
-				t.Fatalf("Content-Type %q", ct)
-			}
-			if len(r.Body) != 3 {
-				t.Fatalf("%d pieces: the media must be a piece of its own", len(r.Body))
-			}
-			if _, isSrc := r.Body[1].(Bytes); !isSrc || string(r.Body[1].(Bytes)) != string(src.data) {
-				t.Fatal("middle piece is not the source's bytes")
-			}
+			require.True(t, ok && len(b) >= 20 && len(b) <= 70, "Content-Type %q", ct)
+			require.Len(t, r.Body, 3, "the media must be a piece of its own")
+			require.Equal(t, Bytes(src.data), r.Body[1], "middle piece is not the source's bytes")
 			var all strings.Builder
 			for _, p := range r.Body {
 				all.Write(p.(Bytes))
 			}
 			want := "--" + b + "\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{\"name\":\"a.txt\"}\r\n" +
 				"--" + b + "\r\nContent-Type: text/plain\r\n\r\nhello\r\n--world\r\n--" + b + "--"
-			if all.String() != want {
-				t.Fatalf("body\n%q\nwant\n%q", all.String(), want)
-			}
-			if r.ContentLength() != int64(len(want)) {
-				t.Fatal("content length")
-			}
+			require.Equal(t, want, all.String(), "body")
+			assert.Equal(t, int64(len(want)), r.ContentLength(), "content length")
 		}},
 	})
 	s.done()
-	if err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, err)
 }
 
 func TestSingleRequestErrors(t *testing.T) {
@@ -68,9 +56,7 @@ func TestSingleRequestErrors(t *testing.T) {
 	}{{404, CodeHTTP}, {410, CodeHTTP}, {400, CodeHTTP}, {401, CodeHTTP}, {308, CodeProtocol}} {
 		_, err, s := runScript(t, &memSource{data: data(5)}, Options{Type: Media}, []ex{{method: "POST", n: 5, status: tc.status}})
 		s.done()
-		if Code(err) != tc.code {
-			t.Errorf("status %d: code %q, want %q", tc.status, Code(err), tc.code)
-		}
+		assert.Equal(t, tc.code, Code(err), "status %d", tc.status)
 	}
 }
 
@@ -128,8 +114,8 @@ func TestAutoPicksTheType(t *testing.T) {
 		u, err := New(&script{t: t}, &memSource{data: make([]byte, tc.size), unknown: tc.unknown},
 			Options{URL: testURL, Type: tc.typ, Metadata: tc.meta, SessionURL: tc.session, ChunkSize: chunk,
 				Link: tc.link, ProgressInterval: tc.interval, Clock: stdClock{origin: time.Now().Add(-2 * time.Second)}})
-		if err != nil || u.Type() != tc.want {
-			t.Errorf("%s: %v %v, want %s", tc.name, u.Type(), err, tc.want)
+		if assert.NoError(t, err, tc.name) {
+			assert.Equal(t, tc.want, u.Type(), tc.name)
 		}
 	}
 }

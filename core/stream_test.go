@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // streamSource behaves as the JS side's stream source does: its size is unknown, it keeps
@@ -49,12 +52,10 @@ func TestStreamLostSessionAfterConfirmedBytes(t *testing.T) {
 		{cr: "bytes 262144-524287/*", n: K256, status: 404},
 	})
 	var se *SessionExpiredError
-	if !errors.As(err, &se) || !se.NotKept || Code(err) != CodeSessionExpired {
-		t.Fatalf("err = %v, want a session_expired for bytes no longer kept", err)
-	}
-	if se.Last.Status != 404 {
-		t.Errorf("Last = %v, want the 404", se.Last)
-	}
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, CodeSessionExpired, Code(err))
+	require.True(t, se.NotKept, "a session_expired for bytes no longer kept")
+	assert.Equal(t, 404, se.Last.Status, "Last: %v", se.Last)
 }
 
 // Lost before the server confirmed anything: every byte is still kept, so a new session
@@ -68,9 +69,7 @@ func TestStreamLostSessionWhileAllIsKept(t *testing.T) {
 		{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143"},
 		{cr: "bytes 262144-262150/262151", n: 7, status: 200},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	assert.NoError(t, err)
 }
 
 // A stream that errors ends the upload with source_error, at once: no retry, no request for
@@ -82,9 +81,8 @@ func TestStreamErrorIsASourceError(t *testing.T) {
 		start(),
 		{cr: "bytes 0-262143/*", n: K256, status: 308, rng: "bytes=0-262143"},
 	})
-	if Code(err) != CodeSource || !errors.Is(err, boom) {
-		t.Fatalf("err = %v, want source_error wrapping the stream's error", err)
-	}
+	assert.Equal(t, CodeSource, Code(err), "%v", err)
+	assert.ErrorIs(t, err, boom, "the stream's error wrapped")
 }
 
 // A transport that says the source could not be read (a File changed on disk) ends the
@@ -92,13 +90,10 @@ func TestStreamErrorIsASourceError(t *testing.T) {
 func TestSourceErrorFromTheTransportIsFinal(t *testing.T) {
 	s := &sourceFailingTransport{}
 	u, err := New(s, &memSource{data: data(K256)}, Options{URL: testURL, Type: Resumable, ChunkSize: K256, Retry: fastRetry()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, err = u.Run(context.Background())
-	if Code(err) != CodeSource || s.n != 2 {
-		t.Fatalf("err = %v after %d requests, want source_error after the start and one chunk", err, s.n)
-	}
+	assert.Equal(t, CodeSource, Code(err), "%v", err)
+	assert.Equal(t, 2, s.n, "requests: the start and one chunk")
 }
 
 type sourceFailingTransport struct{ n int }

@@ -2,10 +2,12 @@ package core
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // timedScript records when each request was sent, in the bubble's fake time.
@@ -33,9 +35,7 @@ func waits(t *testing.T, p RetryPolicy, status int, hdr Header, n int) ([]Durati
 		s.exs = append(s.exs, ex{method: "POST", n: -1, status: 200})
 		u, e := New(s, &memSource{data: data(10)}, Options{URL: testURL, Type: Media, Retry: &p,
 			OnRetry: func(r RetryInfo) { infos = append(infos, r) }})
-		if e != nil {
-			t.Fatal(e)
-		}
+		require.NoError(t, e)
 		_, err = u.Run(context.Background())
 		for i := 1; i < len(s.at); i++ {
 			gaps = append(gaps, s.at[i]-s.at[i-1])
@@ -81,16 +81,13 @@ func TestBackoffWaits(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			gaps, infos, err := waits(t, tt.p, tt.status, tt.hdr, tt.fails)
-			if Code(err) != tt.code {
-				t.Fatalf("code %q (%v), want %q", Code(err), err, tt.code)
-			}
-			if !slices.Equal(gaps, tt.want) {
-				t.Fatalf("waits %v, want %v", gaps, tt.want)
-			}
+			require.Equal(t, tt.code, Code(err), "%v", err)
+			require.Equal(t, tt.want, gaps, "waits")
 			for i, r := range infos {
-				if r.Attempt != i+1 || r.Delay != tt.want[i] || r.Status != tt.status || r.Err == nil {
-					t.Errorf("retry %d: %+v", i, r)
-				}
+				assert.Equal(t, i+1, r.Attempt, "retry %d: attempt", i)
+				assert.Equal(t, tt.want[i], r.Delay, "retry %d: delay", i)
+				assert.Equal(t, tt.status, r.Status, "retry %d: status", i)
+				assert.Error(t, r.Err, "retry %d: err", i)
 			}
 		})
 	}
@@ -106,19 +103,14 @@ func TestLostConnectionsBackOffOnceAnswered(t *testing.T) {
 		s.exs = append(s.exs, repeat(4, ex{method: "POST", n: -1, drop: true})...)
 		s.exs = append(s.exs, ex{method: "POST", n: -1, status: 200})
 		u, err := New(s, &memSource{data: data(10)}, Options{URL: testURL, Type: Media, Retry: &p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := u.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = u.Run(context.Background())
+		require.NoError(t, err)
 		var gaps []Duration
 		for i := 1; i < len(s.at); i++ {
 			gaps = append(gaps, s.at[i]-s.at[i-1])
 		}
-		if want := secs(1.5, 2.5, 4.5, 8.5, 16.5); !slices.Equal(gaps, want) {
-			t.Fatalf("waits %v, want %v", gaps, want)
-		}
+		assert.Equal(t, secs(1.5, 2.5, 4.5, 8.5, 16.5), gaps, "waits")
 	})
 }
 
@@ -127,14 +119,11 @@ func TestBackoffFreshJitter(t *testing.T) {
 	seen := map[Duration]bool{}
 	for range 20 {
 		d := p.backoff(0)
-		if d < Second || d >= 2*Second {
-			t.Fatalf("first wait %v outside [1s, 2s)", d)
-		}
+		require.GreaterOrEqual(t, d, Second, "first wait")
+		require.Less(t, d, 2*Second, "first wait")
 		seen[d] = true
 	}
-	if len(seen) < 10 {
-		t.Fatalf("jitter is not fresh: %d distinct waits in 20", len(seen))
-	}
+	assert.GreaterOrEqual(t, len(seen), 10, "jitter is not fresh: distinct waits in 20")
 }
 
 func TestRetryAfter(t *testing.T) {
@@ -143,14 +132,13 @@ func TestRetryAfter(t *testing.T) {
 		"0": 0, "7": 7 * Second, "Sun, 22 Nov 2026 10:00:09 GMT": 9 * Second,
 		"Sun, 22 Nov 2026 09:00:00 GMT": 0, "3600": MaxSingleDelay, "Fri, 31 Dec 9999 23:59:59 GMT": MaxSingleDelay,
 	} {
-		if got, ok := retryAfter(h, now); !ok || got != want {
-			t.Errorf("retryAfter(%q) = %v, %v; want %v", h, got, ok, want)
-		}
+		got, ok := retryAfter(h, now)
+		assert.True(t, ok, "retryAfter(%q) refused", h)
+		assert.Equal(t, want, got, "retryAfter(%q)", h)
 	}
 	for _, h := range []string{"", "-1", "soon"} {
-		if _, ok := retryAfter(h, now); ok {
-			t.Errorf("retryAfter(%q) accepted", h)
-		}
+		_, ok := retryAfter(h, now)
+		assert.False(t, ok, "retryAfter(%q) accepted", h)
 	}
 }
 
@@ -176,22 +164,14 @@ func TestPauseResume(t *testing.T) {
 		go func() { _, err := u.Run(context.Background()); done <- err }()
 		<-paused
 		synctest.Wait()
-		if u.State() != StatePaused || s.i != 2 {
-			t.Fatalf("state %s after %d requests, want paused after 2", u.State(), s.i)
-		}
+		require.Equal(t, StatePaused, u.State())
+		require.Equal(t, 2, s.i, "requests before the pause")
 		time.Sleep(time.Hour) // nothing is sent while paused
-		if s.i != 2 {
-			t.Fatal("requests sent while paused")
-		}
+		require.Equal(t, 2, s.i, "requests sent while paused")
 		u.Resume()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, <-done)
 		s.done()
-		want := []State{StateStarting, StateUploading, StatePaused, StateUploading, StateDone}
-		if !slices.Equal(states, want) {
-			t.Errorf("states %v, want %v", states, want)
-		}
+		assert.Equal(t, []State{StateStarting, StateUploading, StatePaused, StateUploading, StateDone}, states)
 	})
 }
 
@@ -205,13 +185,9 @@ func TestPauseDuringRetryWait(t *testing.T) {
 		synctest.Wait() // in the 1 s wait
 		u.Pause()
 		time.Sleep(time.Minute)
-		if s.i != 2 {
-			t.Fatalf("%d requests while paused", s.i)
-		}
+		require.Equal(t, 2, s.i, "requests while paused")
 		u.Resume()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, <-done)
 		s.done()
 	})
 }
@@ -227,23 +203,22 @@ func TestCancel(t *testing.T) {
 		synctest.Wait()
 		cancel()
 		err := <-done
-		if Code(err) != CodeAborted || last != StateAborted || u.State() != StateAborted {
-			t.Fatalf("err %v, state %s", err, last)
-		}
+		require.Equal(t, CodeAborted, Code(err), "%v", err)
+		require.Equal(t, StateAborted, last, "the last state told")
+		require.Equal(t, StateAborted, u.State())
 		s.done()
 	})
 }
 
 func TestParseHTTPDate(t *testing.T) {
 	want := time.Date(1994, 11, 6, 8, 49, 37, 0, time.UTC)
-	if got, ok := parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT"); !ok || got != want.Unix() {
-		t.Fatalf("got %v %v", got, ok)
-	}
+	got, ok := parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT")
+	require.True(t, ok)
+	require.Equal(t, want.Unix(), got)
 	for _, s := range []string{"Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun, 06 Now 1994 08:49:37 GMT",
 		"Sun, 06 Nov 1994 24:00:00 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "06 Nov 1994"} {
-		if _, ok := parseHTTPDate(s); ok {
-			t.Errorf("%q accepted", s)
-		}
+		_, ok := parseHTTPDate(s)
+		assert.False(t, ok, "%q accepted", s)
 	}
 }
 
@@ -264,9 +239,9 @@ func TestTransportFinalError(t *testing.T) {
 	for _, typ := range []Type{Resumable, Media} {
 		tr := &finalTransport{}
 		u, _ := New(tr, &memSource{data: data(5)}, Options{URL: testURL, Type: typ})
-		if _, err := u.Run(context.Background()); Code(err) != CodeProtocol || tr.n != 1 {
-			t.Errorf("%s: %v after %d requests", typ, err, tr.n)
-		}
+		_, err := u.Run(context.Background())
+		assert.Equal(t, CodeProtocol, Code(err), "%s: %v", typ, err)
+		assert.Equal(t, 1, tr.n, "%s: requests", typ)
 	}
 }
 
@@ -277,9 +252,7 @@ func TestUnixSeconds(t *testing.T) {
 		time.Date(1994, 11, 6, 8, 49, 37, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
 	} {
 		got := unixSeconds(int64(d.Year()), int64(d.Month()), int64(d.Day()), int64(d.Hour()), int64(d.Minute()), int64(d.Second()))
-		if got != d.Unix() {
-			t.Errorf("%v: %d, want %d", d, got, d.Unix())
-		}
+		assert.Equal(t, d.Unix(), got, "%v", d)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/mediaupload/mediaupload/core"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestClock(t *testing.T) {
@@ -21,19 +23,18 @@ func TestClock(t *testing.T) {
 	stop() // a second stop does nothing
 	select {
 	case at := <-fired:
-		if d := at - t0; d < 29*core.Millisecond || d > core.Second {
-			t.Fatalf("fired after %v ns", int64(d))
-		}
+		require.GreaterOrEqual(t, at-t0, 29*core.Millisecond, "fired after (ns)")
+		require.LessOrEqual(t, at-t0, core.Second, "fired after (ns)")
 	case <-time.After(2 * time.Second):
-		t.Fatal("AfterFunc never fired")
+		require.Fail(t, "AfterFunc never fired")
 	}
 	select {
 	case <-stopped:
-		t.Fatal("a stopped AfterFunc fired")
+		require.Fail(t, "a stopped AfterFunc fired")
 	case <-time.After(50 * time.Millisecond):
 	}
-	if u := c.Unix(); u < w0.Unix()-1 || u > time.Now().Unix()+1 {
-		t.Fatalf("Unix() = %d, time.Now() = %d", u, w0.Unix())
-	}
+	u := c.Unix()
+	require.GreaterOrEqual(t, u, w0.Unix()-1, "Unix() against time.Now()")
+	require.LessOrEqual(t, u, time.Now().Unix()+1, "Unix() against time.Now()")
 	settleFuncs(t, base)
 }

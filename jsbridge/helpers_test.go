@@ -7,6 +7,9 @@ import (
 	"syscall/js"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // jsFunc compiles a JS function: jsFunc("a", "b", "return a+b").
@@ -110,11 +113,7 @@ func bigBlob(mib int) js.Value {
 // settleFuncs waits until the count of live js.Funcs is back at want, or fails.
 func settleFuncs(t *testing.T, want int64) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for liveFuncs.Load() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("live js.Funcs: %d, want %d (a func was not released)", liveFuncs.Load(), want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, want, liveFuncs.Load(), "live js.Funcs (a func was not released)")
+	}, 2*time.Second, 5*time.Millisecond)
 }

@@ -4,12 +4,14 @@ package jsbridge
 
 import (
 	"context"
-	"strings"
 	"syscall/js"
 	"testing"
 	"time"
 
 	"github.com/mediaupload/mediaupload/core"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestInvalidArgumentsSendNothing(t *testing.T) {
@@ -81,18 +83,14 @@ func TestInvalidArgumentsSendNothing(t *testing.T) {
 			api.Call("upload", id, blob.Get("size"), blob.Get("type"), o)
 			// Told at once, inside upload(), before anything could be sent.
 			ev := eventsOf(h, id, "state", "progress", "request", "done", "fail")
-			if len(ev) != 1 || ev[0].Get("type").String() != "fail" {
-				t.Fatalf("reports: %v", js.Global().Get("JSON").Call("stringify", h.Get("events")))
-			}
-			if ev[0].Get("code").String() != "invalid_argument" || !strings.Contains(ev[0].Get("message").String(), c.wantField) {
-				t.Fatalf("fail: %s: %s", ev[0].Get("code").String(), ev[0].Get("message").String())
-			}
+			require.Len(t, ev, 1, "reports: %v", js.Global().Get("JSON").Call("stringify", h.Get("events")))
+			require.Equal(t, "fail", ev[0].Get("type").String())
+			assert.Equal(t, "invalid_argument", ev[0].Get("code").String(), ev[0].Get("message").String())
+			assert.Contains(t, ev[0].Get("message").String(), c.wantField)
 		})
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := h.Get("sends").Length(); n != 0 {
-		t.Fatalf("%d requests sent", n)
-	}
+	require.Zero(t, h.Get("sends").Length(), "requests sent")
 	letGo(t, h, base)
 }
 
@@ -104,29 +102,30 @@ func TestOptionsConversions(t *testing.T) {
 		queryStatusEachChunk: true, noRedirect308: true, resume: false, checksum: "both",
 		getHeaders: true, signal: null, onProgress() {}}`).Invoke()
 	opts, err := Options(o, "text/plain", gh, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if opts.ChunkSize != core.ChunkAuto || opts.ContentType != "text/plain" || opts.Type != core.Multipart ||
-		string(opts.Metadata) != `{"name":"a","n":[1,"é"]}` || opts.Header.Get("authorization") != "Bearer x" ||
-		!opts.QueryStatusEachChunk || !opts.NoRedirect308 || opts.Method != "put" || opts.Checksum != core.Both {
-		t.Fatalf("options: %+v", opts)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, int64(core.ChunkAuto), opts.ChunkSize)
+	assert.Equal(t, "text/plain", opts.ContentType)
+	assert.Equal(t, core.Multipart, opts.Type)
+	assert.Equal(t, `{"name":"a","n":[1,"é"]}`, string(opts.Metadata))
+	assert.Equal(t, "Bearer x", opts.Header.Get("authorization"))
+	assert.True(t, opts.QueryStatusEachChunk, "queryStatusEachChunk")
+	assert.True(t, opts.NoRedirect308, "noRedirect308")
+	assert.Equal(t, "put", opts.Method)
+	assert.Equal(t, core.Both, opts.Checksum)
 	want := core.DefaultRetryPolicy()
 	want.Retries, want.InitialDelay, want.MaxDelay, want.Jitter = 2, 10*core.Millisecond, 20*core.Second, 0
-	if g := *opts.Retry; g.Retries != want.Retries || g.InitialDelay != want.InitialDelay || g.MaxDelay != want.MaxDelay ||
-		g.Jitter != want.Jitter || g.ThrottleRetries != want.ThrottleRetries || g.NewSessions != want.NewSessions {
-		t.Fatalf("retry: %+v, want %+v", *opts.Retry, want)
-	}
+	require.NotNil(t, opts.Retry)
+	assert.Equal(t, want, *opts.Retry, "retry")
 	h, err := opts.GetHeader(context.Background())
-	if err != nil || h.Get("x-token") != "t" {
-		t.Fatalf("getHeaders: %v, %v", h, err)
-	}
+	require.NoError(t, err, "getHeaders")
+	assert.Equal(t, "t", h.Get("x-token"), "getHeaders")
 
 	opts, err = Options(jsFunc(`return {url: "http://h/u", chunkSize: 0, metadata: null, headers: undefined, getHeaders: false}`).Invoke(), "", gh, nil)
-	if err != nil || opts.GetHeader != nil || opts.ChunkSize != 0 || opts.Metadata != nil || opts.ContentType != "" {
-		t.Fatalf("defaults: %+v, %v", opts, err)
-	}
+	require.NoError(t, err, "defaults")
+	assert.Nil(t, opts.GetHeader, "defaults: getHeaders")
+	assert.Zero(t, opts.ChunkSize, "defaults: chunkSize")
+	assert.Nil(t, opts.Metadata, "defaults: metadata")
+	assert.Empty(t, opts.ContentType, "defaults: contentType")
 }
 
 // TestHasLine: Options reads an option only where its name is one of the copy's keys (joined
@@ -139,8 +138,6 @@ func TestHasLine(t *testing.T) {
 		{"url\norigin", "url", true}, {"url\norigin", "origin", true}, {"origin\nurl", "url", true},
 		{"", "url", false}, {"urls\norigin", "url", false}, {"curl", "url", false}, {"origin\nur", "url", false},
 	} {
-		if got := hasLine(c.keys, c.name); got != c.want {
-			t.Errorf("hasLine(%q, %q) = %v, want %v", c.keys, c.name, got, c.want)
-		}
+		assert.Equal(t, c.want, hasLine(c.keys, c.name), "hasLine(%q, %q)", c.keys, c.name)
 	}
 }

@@ -5,6 +5,8 @@ package main
 import (
 	"syscall/js"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestRegisterHandsTheAPIToTheLoader(t *testing.T) {
@@ -13,27 +15,20 @@ func TestRegisterHandsTheAPIToTheLoader(t *testing.T) {
 	r.host = { report: (id, type, code) => r.events.push({ id, type, code }) }; // a fail: type, code, message, …
 	globalThis.__mediauploadInit = (api) => { r.api = api; return r.host };
 	return r`).Invoke()
-	if !register() {
-		t.Fatal("register found no __mediauploadInit")
-	}
+	require.True(t, register(), "register found no __mediauploadInit")
 	api := got.Get("api")
-	if api.Get("version").String() != "0.1.0" || api.Get("upload").Type() != js.TypeFunction {
-		t.Fatalf("api: version %v, upload %v", api.Get("version"), api.Get("upload").Type())
-	}
-	for _, m := range []string{"pause", "resume", "abort"} {
-		if api.Get(m).Type() != js.TypeFunction {
-			t.Fatalf("api.%s is not a function", m)
-		}
+	require.Equal(t, "0.1.0", api.Get("version").String(), "api.version")
+	for _, m := range []string{"upload", "pause", "resume", "abort"} {
+		require.Equal(t, js.TypeFunction, api.Get(m).Type(), "api.%s", m)
 	}
 	// A bad call is answered through the host, synchronously, and never throws.
 	api.Call("upload", 1, 0, "", js.ValueOf(map[string]any{}))
 	ev := got.Get("events")
-	if ev.Length() != 1 || ev.Index(0).Get("type").String() != "fail" || ev.Index(0).Get("code").String() != "invalid_argument" {
-		t.Fatalf("events: %v", js.Global().Get("JSON").Call("stringify", ev))
-	}
+	events := js.Global().Get("JSON").Call("stringify", ev).String()
+	require.Equal(t, 1, ev.Length(), "events: %s", events)
+	require.Equal(t, "fail", ev.Index(0).Get("type").String(), "events: %s", events)
+	require.Equal(t, "invalid_argument", ev.Index(0).Get("code").String(), "events: %s", events)
 	api.Call("abort", 1) // an id that is not running: nothing happens
 	js.Global().Delete("__mediauploadInit")
-	if register() {
-		t.Fatal("register without __mediauploadInit reported success")
-	}
+	require.False(t, register(), "register without __mediauploadInit reported success")
 }

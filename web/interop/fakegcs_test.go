@@ -6,15 +6,16 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/mediaupload/mediaupload/core"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeGCS starts fake-gcs-server 1.56.1 on 127.0.0.1 with one bucket.
 func fakeGCS(t *testing.T) (*fakestorage.Server, string) {
 	t.Helper()
 	fs, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true, Scheme: "http"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fs.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "bkt"})
 	ts := httptest.NewServer(fs.HTTPHandler())
 	t.Cleanup(ts.Close)
@@ -55,21 +56,14 @@ func TestFakeGCS(t *testing.T) {
 			requests := 0
 			tt.opts.OnRequest = func(core.RequestInfo) { requests++ }
 			res, err := upload(t, base+"/upload/storage/v1/b/bkt/o?name="+urlName(tt.name), data, tt.opts, src)
-			if err != nil {
-				t.Fatalf("%v (%s)", err, core.Code(err))
-			}
-			if res.Status != 200 {
-				t.Errorf("status %d", res.Status)
-			}
+			require.NoError(t, err, core.Code(err))
+			assert.Equal(t, 200, res.Status)
 			obj, err := fs.GetObject("bkt", tt.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if md5b64(obj.Content) != md5b64(data) || obj.Md5Hash != md5b64(data) {
-				t.Fatalf("stored %d bytes with md5 %s, want %d bytes with md5 %s", len(obj.Content), md5b64(obj.Content), len(data), md5b64(data))
-			}
-			if want := 1 + (tt.size+K256-1)/K256; tt.opts.ChunkSize == K256 && !tt.unknown && requests != want {
-				t.Errorf("%d requests, want %d", requests, want)
+			require.NoError(t, err)
+			require.Equal(t, md5b64(data), md5b64(obj.Content), "the md5 of the %d bytes stored (want %d)", len(obj.Content), len(data))
+			require.Equal(t, md5b64(data), obj.Md5Hash, "the md5 fake-gcs-server says")
+			if tt.opts.ChunkSize == K256 && !tt.unknown {
+				assert.Equal(t, 1+(tt.size+K256-1)/K256, requests, "requests")
 			}
 		})
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/mediaupload/mediaupload/core"
 	"github.com/mediaupload/mediaupload/core/httptransport"
 	"github.com/mediaupload/mediaupload/web/refserver"
+
+	"github.com/stretchr/testify/require"
 )
 
 const K256 = 262144
@@ -70,11 +72,8 @@ func upload(t *testing.T, url string, data []byte, o core.Options, src core.Sour
 func stored(t *testing.T, s *refserver.Server, name string, want []byte) {
 	t.Helper()
 	obj, got, ok := s.Object(name)
-	if !ok {
-		t.Fatalf("object %q not stored", name)
-	}
-	if md5b64(got) != md5b64(want) || obj.MD5Hash != md5b64(want) || obj.Size != int64(len(want)) {
-		t.Fatalf("object %q: %d bytes, md5 %s (server says %s); want %d bytes, md5 %s",
-			name, len(got), md5b64(got), obj.MD5Hash, len(want), md5b64(want))
-	}
+	require.True(t, ok, "object %q not stored", name)
+	require.Equal(t, md5b64(want), md5b64(got), "object %q: the md5 of its %d bytes (want %d)", name, len(got), len(want))
+	require.Equal(t, md5b64(want), obj.MD5Hash, "object %q: the md5 the server says", name)
+	require.Equal(t, int64(len(want)), obj.Size, "object %q: the size the server says", name)
 }

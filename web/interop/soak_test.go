@@ -7,6 +7,9 @@ import (
 
 	"github.com/mediaupload/mediaupload/core"
 	"github.com/mediaupload/mediaupload/web/refserver"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Uploads of random sizes (0 to 8 MiB, a quarter of them exact multiples of 256 KiB) in random
@@ -18,9 +21,7 @@ func TestSoak(t *testing.T) {
 		n = 20
 	}
 	s, base := refServer(t, refserver.Options{})
-	if err := s.SetFaults(refserver.Faults{Random: &refserver.Random{Seed: 20261122, Rate: 0.15}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.SetFaults(refserver.Faults{Random: &refserver.Random{Seed: 20261122, Rate: 0.15}}))
 	r := rand.New(rand.NewPCG(1, 2))
 	chunkSizes := []int64{K256, 2 * K256, 4 * K256, 0}
 	types := []core.Type{core.Resumable, core.Resumable, core.Resumable, core.Media, core.Multipart, core.Auto}
@@ -45,9 +46,8 @@ func TestSoak(t *testing.T) {
 		if o.Type == core.Resumable && r.IntN(4) == 0 {
 			src = &hiddenSize{data}
 		}
-		if _, err := upload(t, base+"/upload/storage/v1/b/bkt/o?name="+name, data, o, src); err != nil {
-			t.Fatalf("upload %d (%d bytes, %+v): %v", i, size, o, err)
-		}
+		_, err := upload(t, base+"/upload/storage/v1/b/bkt/o?name="+name, data, o, src)
+		require.NoError(t, err, "upload %d (%d bytes, %+v)", i, size, o)
 		stored(t, s, name, data)
 	}
 	for _, e := range s.Log() {
@@ -56,7 +56,5 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("%d uploads (%d on chunk boundaries), %d requests, %d faults injected, %d retries", n, boundary, len(s.Log()), faults, retries)
-	if faults < n/4 {
-		t.Errorf("only %d faults injected: the soak is not soaking", faults)
-	}
+	assert.GreaterOrEqual(t, faults, n/4, "faults injected: the soak is not soaking")
 }

@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // serveTLS is serve's server over HTTPS, with HTTP/2 offered by ALPN (h2 asks for TLS in
@@ -39,15 +42,13 @@ func TestLinkOverHTTP2ReachesTheRate(t *testing.T) {
 	for range 2 {
 		d1, p1 := putWith(t, h1.Client(), h1.URL, size)
 		d2, p2 := putWith(t, h2.Client(), h2.URL, size)
-		if p1 != "HTTP/1.1" || p2 != "HTTP/2.0" {
-			t.Fatalf("the servers saw %q and %q, want HTTP/1.1 and HTTP/2.0", p1, p2)
-		}
+		require.Equal(t, "HTTP/1.1", p1, "the first server saw")
+		require.Equal(t, "HTTP/2.0", p2, "the second server saw")
 		best1, best2 = max(best1, share(d1)), max(best2, share(d2))
 	}
 	t.Logf("one PUT of %.1f MB at 100 Mbit/s, 20 ms: %.3f of the link over HTTP/1.1, %.3f over HTTP/2", float64(size)/1e6, best1, best2)
-	if best2 < 0.9 || best2 < best1-0.05 {
-		t.Errorf("over HTTP/2 one PUT reached %.3f of the link (HTTP/1.1: %.3f)", best2, best1)
-	}
+	assert.GreaterOrEqual(t, best2, 0.9, "the share of the link one PUT reached over HTTP/2")
+	assert.GreaterOrEqual(t, best2, best1-0.05, "the share of the link one PUT reached over HTTP/2, less HTTP/1.1's")
 }
 
 // HTTP/2 carries every request on one connection: the link still answers each one a round
@@ -67,22 +68,15 @@ func TestLinkOverHTTP2PerStream(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the upload is under way
 	small, proto := putWith(t, c, srv.URL, 0)
 	wg.Wait()
-	if proto != "HTTP/2.0" {
-		t.Fatalf("the server saw %q, want HTTP/2.0", proto)
-	}
-	if small < rtt || small > rtt+300*time.Millisecond {
-		t.Errorf("a bodyless request beside a 4 MiB upload took %v, want about one round trip (%v)", small, rtt)
-	}
-	if big < 900*time.Millisecond {
-		t.Errorf("4 MiB at 4 MiB/s took %v", big)
-	}
+	require.Equal(t, "HTTP/2.0", proto, "the server saw")
+	assert.GreaterOrEqual(t, small, rtt, "a bodyless request beside a 4 MiB upload: want about one round trip")
+	assert.LessOrEqual(t, small, rtt+300*time.Millisecond, "a bodyless request beside a 4 MiB upload: want about one round trip")
+	assert.GreaterOrEqual(t, big, 900*time.Millisecond, "4 MiB at 4 MiB/s")
 
 	// Two uploads on the one connection share the rate, and both end.
 	t0 := time.Now()
 	wg.Go(func() { putWith(t, c, srv.URL, 1<<20) })
 	putWith(t, c, srv.URL, 1<<20)
 	wg.Wait()
-	if d := time.Since(t0); d < 400*time.Millisecond+rtt {
-		t.Errorf("2 MiB at 4 MiB/s over one HTTP/2 connection in %v: the rate is not shared", d)
-	}
+	assert.GreaterOrEqual(t, time.Since(t0), 400*time.Millisecond+rtt, "2 MiB at 4 MiB/s over one HTTP/2 connection: the rate is not shared")
 }

@@ -5,12 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sink reads a body through l and answers with the HTTP version it came in (X-Proto).
@@ -36,8 +37,7 @@ func putWith(t *testing.T, c *http.Client, url string, n int) (time.Duration, st
 	t.Helper()
 	t0 := time.Now()
 	res, err := c.Post(url, "application/octet-stream", bytes.NewReader(make([]byte, n)))
-	if err != nil {
-		t.Error(err)
+	if !assert.NoError(t, err) {
 		return 0, ""
 	}
 	_, _ = io.ReadAll(res.Body)
@@ -55,20 +55,18 @@ func put(t *testing.T, url string, n int) time.Duration {
 func TestLinkRateAndRoundTrip(t *testing.T) {
 	l := &Link{}
 	srv := serve(t, l)
-	if d := put(t, srv.URL, 1<<20); d > 500*time.Millisecond {
-		t.Fatalf("an unlimited link took %v for 1 MiB", d)
-	}
+	require.LessOrEqual(t, put(t, srv.URL, 1<<20), 500*time.Millisecond, "1 MiB over an unlimited link")
 	l.Set(4<<20, 0) // 4 MiB/s: 1 MiB in about 250 ms
-	if d := put(t, srv.URL, 1<<20); d < 200*time.Millisecond || d > 2*time.Second {
-		t.Errorf("1 MiB at 4 MiB/s took %v", d)
-	}
+	d := put(t, srv.URL, 1<<20)
+	assert.GreaterOrEqual(t, d, 200*time.Millisecond, "1 MiB at 4 MiB/s")
+	assert.LessOrEqual(t, d, 2*time.Second, "1 MiB at 4 MiB/s")
 	l.Set(0, 150*time.Millisecond)
-	if d := put(t, srv.URL, 10); d < 150*time.Millisecond || d > 2*time.Second {
-		t.Errorf("an answer one 150 ms round trip late took %v", d)
-	}
-	if rate, rtt := l.Get(); rate != 0 || rtt != 150*time.Millisecond {
-		t.Errorf("Get: %d, %v", rate, rtt)
-	}
+	d = put(t, srv.URL, 10)
+	assert.GreaterOrEqual(t, d, 150*time.Millisecond, "an answer one 150 ms round trip late")
+	assert.LessOrEqual(t, d, 2*time.Second, "an answer one 150 ms round trip late")
+	rate, rtt := l.Get()
+	assert.Zero(t, rate, "Get's rate")
+	assert.Equal(t, 150*time.Millisecond, rtt, "Get's round trip")
 }
 
 // Two requests at once share the link's rate.
@@ -81,9 +79,7 @@ func TestLinkIsShared(t *testing.T) {
 	go func() { put(t, srv.URL, 1<<20); close(done) }()
 	put(t, srv.URL, 1<<20)
 	<-done
-	if d := time.Since(t0); d < 400*time.Millisecond {
-		t.Errorf("2 MiB at 4 MiB/s in %v: the rate is not shared", d)
-	}
+	assert.GreaterOrEqual(t, time.Since(t0), 400*time.Millisecond, "2 MiB at 4 MiB/s: the rate is not shared")
 }
 
 // recorder is a handler that notes, from the moment its first request arrived, when each
@@ -185,13 +181,10 @@ func timed(t *testing.T, c *http.Client, method, url string, n int) time.Duratio
 		body = bytes.NewReader(make([]byte, n))
 	}
 	req, err := http.NewRequest(method, url, body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t0 := time.Now()
 	res, err := c.Do(req)
-	if err != nil {
-		t.Error(err)
+	if !assert.NoError(t, err) {
 		return 0
 	}
 	_, _ = io.Copy(io.Discard, res.Body)
@@ -201,9 +194,7 @@ func timed(t *testing.T, c *http.Client, method, url string, n int) time.Duratio
 
 func setSchedule(t *testing.T, l *Link, steps ...Step) {
 	t.Helper()
-	if err := l.SetSchedule(steps); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.SetSchedule(steps))
 }
 
 // A drop of the rate slows a body already being read.
@@ -213,9 +204,9 @@ func TestScheduleRateDropInsideARequest(t *testing.T) {
 	srv := serve(t, l)
 	// 200 ms at 8 MiB/s carry 1.6 MiB; the 0.9 MiB left at 1 MiB/s take 0.9 s more. At the
 	// rate the request began with it would all take 0.3 s.
-	if d := put(t, srv.URL, 2<<20+512<<10); d < 800*time.Millisecond || d > 4*time.Second {
-		t.Errorf("2.5 MiB, 200 ms at 8 MiB/s then 1 MiB/s, took %v, want about 1.1 s", d)
-	}
+	d := put(t, srv.URL, 2<<20+512<<10)
+	assert.GreaterOrEqual(t, d, 800*time.Millisecond, "2.5 MiB, 200 ms at 8 MiB/s then 1 MiB/s, want about 1.1 s")
+	assert.LessOrEqual(t, d, 4*time.Second, "2.5 MiB, 200 ms at 8 MiB/s then 1 MiB/s, want about 1.1 s")
 }
 
 // A rise of the rate speeds up a body being read, a step already booked at the old rate
@@ -229,9 +220,9 @@ func TestScheduleRateRiseInsideARequest(t *testing.T) {
 	// the first read alone would take seconds; at the rate the request began with, the whole
 	// body a quarter of an hour (the client gives up after 5 s).
 	c := &http.Client{Timeout: 5 * time.Second}
-	if d, _ := putWith(t, c, srv.URL, 1<<20); d < 250*time.Millisecond || d > 700*time.Millisecond {
-		t.Errorf("1 MiB, 200 ms at 1 KiB/s then 8 MiB/s, took %v, want about 0.33 s", d)
-	}
+	d, _ := putWith(t, c, srv.URL, 1<<20)
+	assert.GreaterOrEqual(t, d, 250*time.Millisecond, "1 MiB, 200 ms at 1 KiB/s then 8 MiB/s, want about 0.33 s")
+	assert.LessOrEqual(t, d, 700*time.Millisecond, "1 MiB, 200 ms at 1 KiB/s then 8 MiB/s, want about 0.33 s")
 }
 
 // A blackout lets no byte of a body through and no answer out until it ends, and a request
@@ -267,15 +258,10 @@ func TestScheduleBlackout(t *testing.T) {
 					after = append(after, r)
 				}
 			}
-			if len(during) > 0 || len(after) == 0 {
-				t.Errorf("body reads during the blackout: %v; after it: %d", during, len(after))
-			}
-			if answer < to-20*time.Millisecond {
-				t.Errorf("an answer written at 250 ms, in the blackout, came at %v, want after %v", answer, to)
-			}
-			if at := rc.start("/late"); at < to-30*time.Millisecond {
-				t.Errorf("a request sent at 300 ms, in the blackout, reached the handler at %v, want after %v", at, to)
-			}
+			assert.Empty(t, during, "body reads during the blackout")
+			assert.NotEmpty(t, after, "body reads after the blackout")
+			assert.GreaterOrEqual(t, answer, to-20*time.Millisecond, "an answer written at 250 ms, in the blackout: want after %v", to)
+			assert.GreaterOrEqual(t, rc.start("/late"), to-30*time.Millisecond, "a request sent at 300 ms, in the blackout, reached the handler: want after %v", to)
 		})
 	}
 }
@@ -285,13 +271,13 @@ func TestScheduleRoundTripAtAnswerTime(t *testing.T) {
 	l := &Link{}
 	srv, _ := serveRecorder(t, l, false)
 	setSchedule(t, l, Step{}, Step{At: 200 * time.Millisecond, RTT: 400 * time.Millisecond})
-	if d := timed(t, srv.Client(), "GET", srv.URL+"/rise?hold=300ms", 0); d < 700*time.Millisecond || d > 2*time.Second {
-		t.Errorf("an answer written at 300 ms, under a 400 ms round trip from 200 ms on, came after %v, want 0.7 s", d)
-	}
+	d := timed(t, srv.Client(), "GET", srv.URL+"/rise?hold=300ms", 0)
+	assert.GreaterOrEqual(t, d, 700*time.Millisecond, "an answer written at 300 ms, under a 400 ms round trip from 200 ms on: want 0.7 s")
+	assert.LessOrEqual(t, d, 2*time.Second, "an answer written at 300 ms, under a 400 ms round trip from 200 ms on: want 0.7 s")
 	setSchedule(t, l, Step{RTT: 500 * time.Millisecond}, Step{At: 100 * time.Millisecond})
-	if d := timed(t, srv.Client(), "GET", srv.URL+"/fall?hold=200ms", 0); d < 200*time.Millisecond || d > 450*time.Millisecond {
-		t.Errorf("an answer written at 200 ms, with no round trip from 100 ms on, came after %v, want 0.2 s", d)
-	}
+	d = timed(t, srv.Client(), "GET", srv.URL+"/fall?hold=200ms", 0)
+	assert.GreaterOrEqual(t, d, 200*time.Millisecond, "an answer written at 200 ms, with no round trip from 100 ms on: want 0.2 s")
+	assert.LessOrEqual(t, d, 450*time.Millisecond, "an answer written at 200 ms, with no round trip from 100 ms on: want 0.2 s")
 }
 
 // The schedule's clock starts with the first request after it was set, not when it was set.
@@ -300,19 +286,15 @@ func TestScheduleStartsAtTheFirstRequest(t *testing.T) {
 	srv := serve(t, l)
 	setSchedule(t, l, Step{RTT: 300 * time.Millisecond}, Step{At: 300 * time.Millisecond})
 	time.Sleep(350 * time.Millisecond) // a page loading, say
-	if rate, rtt := l.Get(); rate != 0 || rtt != 300*time.Millisecond {
-		t.Errorf("Get before the first request: %d, %v, want the first step", rate, rtt)
-	}
-	if d := put(t, srv.URL, 0); d < 300*time.Millisecond {
-		t.Errorf("the first request took %v, want the first step's round trip (300 ms)", d)
-	}
+	rate, rtt := l.Get()
+	assert.Zero(t, rate, "Get's rate before the first request: want the first step's")
+	assert.Equal(t, 300*time.Millisecond, rtt, "Get's round trip before the first request: want the first step's")
+	assert.GreaterOrEqual(t, put(t, srv.URL, 0), 300*time.Millisecond, "the first request: want the first step's round trip")
 	time.Sleep(50 * time.Millisecond)
-	if d := put(t, srv.URL, 0); d > 150*time.Millisecond {
-		t.Errorf("a request after the first step took %v, want no round trip", d)
-	}
-	if rate, rtt := l.Get(); rate != 0 || rtt != 0 {
-		t.Errorf("Get after the first step: %d, %v, want the second", rate, rtt)
-	}
+	assert.LessOrEqual(t, put(t, srv.URL, 0), 150*time.Millisecond, "a request after the first step: want no round trip")
+	rate, rtt = l.Get()
+	assert.Zero(t, rate, "Get's rate after the first step: want the second's")
+	assert.Zero(t, rtt, "Get's round trip after the first step: want the second's")
 }
 
 // Set changes the link for the requests in flight: a body that began on an unlimited link is
@@ -325,31 +307,25 @@ func TestSetMidRequest(t *testing.T) {
 	answered := make(chan time.Time, 1)
 	go func() {
 		res, err := http.Post(srv.URL+"/piped", "application/octet-stream", pr)
-		if err != nil {
-			t.Error(err)
-		} else {
+		if assert.NoError(t, err) {
 			res.Body.Close()
 		}
 		answered <- time.Now()
 	}()
-	if _, err := pw.Write(make([]byte, 512<<10)); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Second); rc.got.Load() < 512<<10; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the handler read %d bytes of the first 512 KiB", rc.got.Load())
-		}
-	}
+	_, err := pw.Write(make([]byte, 512<<10))
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, rc.got.Load(), int64(512<<10), "bytes the handler read of the first 512 KiB")
+	}, 5*time.Second, time.Millisecond)
 	set := time.Now()
 	l.Set(256<<10, 300*time.Millisecond)
-	if _, err := pw.Write(make([]byte, 128<<10)); err != nil {
-		t.Fatal(err)
-	}
+	_, err = pw.Write(make([]byte, 128<<10))
+	require.NoError(t, err)
 	pw.Close()
 	// 128 KiB at 256 KiB/s, then one round trip of 300 ms: 0.8 s.
-	if d := (<-answered).Sub(set); d < 700*time.Millisecond || d > 3*time.Second {
-		t.Errorf("the answer came %v after the link was set to 256 KiB/s and 300 ms, with 128 KiB to go; want 0.8 s", d)
-	}
+	d := (<-answered).Sub(set)
+	assert.GreaterOrEqual(t, d, 700*time.Millisecond, "the answer after the link was set to 256 KiB/s and 300 ms, with 128 KiB to go; want 0.8 s")
+	assert.LessOrEqual(t, d, 3*time.Second, "the answer after the link was set to 256 KiB/s and 300 ms, with 128 KiB to go; want 0.8 s")
 
 	// And the other way: a slow body goes at once when the link is set free.
 	l.Set(256<<10, 0)
@@ -357,9 +333,7 @@ func TestSetMidRequest(t *testing.T) {
 	go func() { done <- put(t, srv.URL, 4<<20) }()
 	time.Sleep(200 * time.Millisecond)
 	l.Set(0, 0)
-	if d := <-done; d > 1500*time.Millisecond {
-		t.Errorf("4 MiB begun at 256 KiB/s, set free after 200 ms, took %v", d)
-	}
+	assert.LessOrEqual(t, <-done, 1500*time.Millisecond, "4 MiB begun at 256 KiB/s, set free after 200 ms")
 }
 
 // A bad schedule is refused with a clear error and leaves the link as it was; Set replaces a
@@ -383,26 +357,17 @@ func TestScheduleValidation(t *testing.T) {
 	good := []Step{{Rate: 1000}, {At: 5 * ms, Blackout: true}}
 	setSchedule(t, l, good...)
 	for _, b := range bad {
-		err := l.SetSchedule(b.steps)
-		if err == nil || !strings.Contains(err.Error(), b.want) {
-			t.Errorf("%s: error %v, want one that says %q", b.name, err, b.want)
-		}
+		assert.ErrorContains(t, l.SetSchedule(b.steps), b.want, b.name)
 	}
-	if got := l.Schedule(); !slices.Equal(got, good) {
-		t.Errorf("after the refused schedules: %v, want %v", got, good)
-	}
+	assert.Equal(t, good, l.Schedule(), "after the refused schedules")
 	got := l.Schedule()
 	got[0].Rate = 5
-	if l.Schedule()[0].Rate != 1000 {
-		t.Error("Schedule's slice is the link's own")
-	}
+	assert.Equal(t, int64(1000), l.Schedule()[0].Rate, "Schedule's slice is the link's own")
 	l.Set(2000, ms)
-	if s := l.Schedule(); s != nil {
-		t.Errorf("Schedule after Set: %v, want nil", s)
-	}
-	if rate, rtt := l.Get(); rate != 2000 || rtt != ms {
-		t.Errorf("Get after Set: %d, %v", rate, rtt)
-	}
+	assert.Nil(t, l.Schedule(), "Schedule after Set")
+	rate, rtt := l.Get()
+	assert.Equal(t, int64(2000), rate, "Get's rate after Set")
+	assert.Equal(t, ms, rtt, "Get's round trip after Set")
 }
 
 // On an unlimited link a read is not cut to the metered step: the body comes as fast as the
@@ -420,9 +385,7 @@ func TestUnlimitedReadsNotCut(t *testing.T) {
 			srv, rc := serveRecorder(t, l, false)
 			// The handler waits before it reads, so that the socket holds more than a step.
 			timed(t, srv.Client(), "PUT", srv.URL+"/big?wait=100ms", 4<<20)
-			if n := rc.biggestRead(); n <= step {
-				t.Errorf("the biggest read of 4 MiB through an unlimited link was %d bytes, want more than %d", n, step)
-			}
+			assert.Greater(t, rc.biggestRead(), step, "the biggest read of 4 MiB through an unlimited link")
 		})
 	}
 }

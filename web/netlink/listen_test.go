@@ -3,7 +3,6 @@ package netlink
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // serveListen serves h behind l on a listener from Listen, as the reference server does, and
@@ -19,9 +21,7 @@ import (
 func serveListen(t *testing.T, l *Link, h http.Handler) string {
 	t.Helper()
 	ln, err := Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := &http.Server{Handler: l.Wrap(h), ConnContext: ConnContext}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -48,31 +48,22 @@ func TestClosedConnectionEndsTheBody(t *testing.T) {
 		ended <- end{n, err, time.Now()}
 	}))
 	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const size, sent = 4 << 20, 2 << 20
 	_, err = c.Write([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Write(make([]byte, sent)); err != nil { // into the sockets' buffers and the pump's
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = c.Write(make([]byte, sent)) // into the sockets' buffers and the pump's
+	require.NoError(t, err)
 	time.Sleep(500 * time.Millisecond) // the link carries about 62 KB of it
 	closed := time.Now()
 	c.Close()
 	select {
 	case e := <-ended:
 		t.Logf("read %d bytes, %v, %v after the close", e.n, e.err, e.at.Sub(closed).Round(time.Millisecond))
-		if !errors.Is(e.err, errGone) {
-			t.Errorf("the body ended with %v, want errGone", e.err)
-		}
-		if e.n > 200<<10 {
-			t.Errorf("%d bytes read: more than the link carried before the close", e.n)
-		}
+		assert.ErrorIs(t, e.err, errGone, "how the body ended")
+		assert.LessOrEqual(t, e.n, int64(200<<10), "bytes read: more than the link carried before the close")
 	case <-time.After(5 * time.Second):
-		t.Fatal("the body still read 5 s after the client closed (at 1 Mbit/s its 2 MiB take 17 s)")
+		require.Fail(t, "the body still read 5 s after the client closed (at 1 Mbit/s its 2 MiB take 17 s)")
 	}
 }
 
@@ -87,31 +78,22 @@ func TestPumpedConnectionKeepsAlive(t *testing.T) {
 		_, _ = w.Write([]byte(strconv.FormatInt(n, 10)))
 	}))
 	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	rd := bufio.NewReader(c)
 	for i, size := range []int{300 << 10, 1 << 20, 70 << 10} {
-		if _, err := c.Write(append([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n"), make([]byte, size)...)); err != nil {
-			t.Fatal(err)
-		}
+		_, err := c.Write(append([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n"), make([]byte, size)...))
+		require.NoError(t, err)
 		res, err := http.ReadResponse(rd, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
+		require.NoError(t, err, "request %d", i)
 		body, _ := io.ReadAll(res.Body)
-		if string(body) != strconv.Itoa(size) {
-			t.Errorf("request %d: the server read %s bytes, want %d", i, body, size)
-		}
+		assert.Equal(t, strconv.Itoa(size), string(body), "request %d: the bytes the server read", i)
 		time.Sleep(50 * time.Millisecond) // between requests: net/http's read waits on the pump
 	}
 
 	// The pump keeps the server's read deadline.
 	ln, err := Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	go func() {
 		if cc, err := net.Dial("tcp", ln.Addr().String()); err == nil {
@@ -120,18 +102,18 @@ func TestPumpedConnectionKeepsAlive(t *testing.T) {
 		}
 	}()
 	sc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer sc.Close()
 	sc.(*conn).pump(1)
 	_ = sc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 	t0 := time.Now()
 	_, err = sc.Read(make([]byte, 10))
+	took := time.Since(t0)
 	var ne net.Error
-	if !errors.As(err, &ne) || !ne.Timeout() || time.Since(t0) > time.Second {
-		t.Errorf("a read past its deadline: %v after %v, want a timeout after 100 ms", err, time.Since(t0))
+	if assert.ErrorAs(t, err, &ne, "a read past its deadline") {
+		assert.True(t, ne.Timeout(), "a read past its deadline: %v, want a timeout", err)
 	}
+	assert.LessOrEqual(t, took, time.Second, "a read past its deadline: want a timeout after 100 ms")
 }
 
 // A pumped body comes at the link's rate, as one read from the socket does: the client's bytes
@@ -142,13 +124,11 @@ func TestPumpedBodyAtTheLinksRate(t *testing.T) {
 	addr := serveListen(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
 	t0 := time.Now()
 	res, err := http.Post("http://"+addr+"/", "application/octet-stream", bytes.NewReader(make([]byte, 8_000_000)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if d := time.Since(t0); d < 950*time.Millisecond || d > 1150*time.Millisecond {
-		t.Errorf("8 MB at 8 MB/s took %v, want about 1 s", d)
-	}
+	d := time.Since(t0)
+	assert.GreaterOrEqual(t, d, 950*time.Millisecond, "8 MB at 8 MB/s, want about 1 s")
+	assert.LessOrEqual(t, d, 1150*time.Millisecond, "8 MB at 8 MB/s, want about 1 s")
 }
 
 // Over a fast link the pump reads no more than fastAhead ahead of the server; over a slow one
@@ -175,17 +155,15 @@ func TestPumpReadsAheadByTheLinksRate(t *testing.T) {
 				c.mu.Unlock()
 			}))
 			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer c.Close()
 			const size = 8 << 20
 			go func() {
 				_, _ = c.Write(append([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n"), make([]byte, size)...))
 			}()
-			if h := <-held; h < tc.min || h > tc.max {
-				t.Errorf("the pump held %d bytes, want %d to %d", h, tc.min, tc.max)
-			}
+			h := <-held
+			assert.GreaterOrEqual(t, h, tc.min, "bytes the pump held")
+			assert.LessOrEqual(t, h, tc.max, "bytes the pump held")
 		})
 	}
 }
@@ -195,48 +173,31 @@ func TestPumpReadsAheadByTheLinksRate(t *testing.T) {
 // to pumpMax of blocks for as long as the client kept the socket open.
 func TestClosedPumpEnds(t *testing.T) {
 	// pumps counts every pump of the process: the earlier tests' end with their servers.
-	waitFor(t, "the earlier tests' pumps to end", func() bool { return pumps() == 0 })
+	noPumps := func() bool { return pumps() == 0 }
+	require.Eventually(t, noPumps, 2*time.Second, 10*time.Millisecond, "the earlier tests' pumps did not end")
 	ln, err := Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	cc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer cc.Close() // the client stays: only the server's close ends the pump
 	go func() { _, _ = cc.Write(make([]byte, 8<<20)) }()
 	sc, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	pc := sc.(*conn)
 	pc.pump(5_000_000) // 40 Mbit/s: it reads fastAhead ahead, then waits for room
-	waitFor(t, "the pump to hold fastAhead", func() bool {
+	require.Eventually(t, func() bool {
 		pc.mu.Lock()
 		defer pc.mu.Unlock()
 		return pc.held >= fastAhead
-	})
-	if pumps() == 0 {
-		t.Fatal("no pump goroutine found while it waits (pumps() looks for the wrong name)")
-	}
+	}, 2*time.Second, 10*time.Millisecond, "the pump did not come to hold fastAhead")
+	require.NotZero(t, pumps(), "no pump goroutine found while it waits (pumps() looks for the wrong name)")
 	_ = sc.Close()
-	waitFor(t, "the pump to end after the close", func() bool { return pumps() == 0 })
+	require.Eventually(t, noPumps, 2*time.Second, 10*time.Millisecond, "the pump did not end after the close")
 }
 
 // pumps counts the goroutines running a pump (conn.pump's).
 func pumps() int {
 	buf := make([]byte, 1<<20)
 	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "netlink.(*conn).pump.func")
-}
-
-// waitFor polls ok for up to 2 s, and fails the test naming what did not happen.
-func waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	for end := time.Now().Add(2 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("waited 2 s for %s", what)
-		}
-	}
 }

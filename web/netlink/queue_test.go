@@ -2,7 +2,6 @@ package netlink
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // bodyEnd is how a body read through the link ended, as a handler saw it.
@@ -47,7 +49,7 @@ func (e *ending) wait(t *testing.T) bodyEnd {
 	case b := <-e.ended:
 		return b
 	case <-time.After(10 * time.Second):
-		t.Fatal("the body still read 10 s after the client gave it up")
+		require.Fail(t, "the body still read 10 s after the client gave it up")
 	}
 	return bodyEnd{}
 }
@@ -105,29 +107,22 @@ func TestQueueOfARequestGivenUp(t *testing.T) {
 				select {
 				case arrived = <-e.arrived:
 				case <-time.After(5 * time.Second):
-					t.Fatal("the request sent after the cut never arrived")
+					require.Fail(t, "the request sent after the cut never arrived")
 				}
 				after := b.at.Sub(gaveUp)
 				t.Logf("read %d bytes, %v, the body ended %v after it was given up; a request sent then arrived %v after it",
 					b.n, b.err, after.Round(time.Millisecond), arrived.Sub(gaveUp).Round(time.Millisecond))
-				if wantProto := map[bool]int{false: 1, true: 2}[h2]; b.proto != wantProto {
-					t.Fatalf("the request came over HTTP/%d, want HTTP/%d", b.proto, wantProto)
-				}
-				if !errors.Is(b.err, errGone) {
-					t.Errorf("the body ended with %v, want errGone", b.err)
-				}
+				require.Equal(t, map[bool]int{false: 1, true: 2}[h2], b.proto, "the request's HTTP version")
+				assert.ErrorIs(t, b.err, errGone, "how the body ended")
 				// Half a second of the link before, then the queue's worth.
 				carried := int64(rate / 2)
 				want := carried + int64(rate*queue.Seconds())
-				if b.n < want-rate/4 || b.n > want+rate/4 {
-					t.Errorf("%d bytes read, want about %d (%d before, then the queue's %v)", b.n, want, carried, queue)
-				}
-				if after < queue-100*time.Millisecond || after > queue+400*time.Millisecond {
-					t.Errorf("the body ended %v after it was given up, want about the queue's %v", after, queue)
-				}
-				if d := arrived.Sub(gaveUp); d < queue-100*time.Millisecond || d > max(queue+500*time.Millisecond, time.Second) {
-					t.Errorf("a request sent at the cut arrived %v after it, want behind the queue (%v)", d, queue)
-				}
+				assert.InDelta(t, want, b.n, rate/4, "bytes read (%d before, then the queue's %v)", carried, queue)
+				assert.GreaterOrEqual(t, after, queue-100*time.Millisecond, "the body's end after it was given up, want about the queue's %v", queue)
+				assert.LessOrEqual(t, after, queue+400*time.Millisecond, "the body's end after it was given up, want about the queue's %v", queue)
+				d := arrived.Sub(gaveUp)
+				assert.GreaterOrEqual(t, d, queue-100*time.Millisecond, "a request sent at the cut arrived after it, want behind the queue (%v)", queue)
+				assert.LessOrEqual(t, d, max(queue+500*time.Millisecond, time.Second), "a request sent at the cut arrived after it, want behind the queue (%v)", queue)
 			})
 		}
 	}
@@ -141,9 +136,9 @@ func TestQueueDeliversAWholeBody(t *testing.T) {
 	e := newEnding()
 	addr := serveListen(t, l, e)
 	writeAndClose(t, addr, 100_000, 100_000, 100*time.Millisecond)
-	if b := e.wait(t); b.err != nil || b.n != 100_000 {
-		t.Errorf("read %d bytes, %v: want the whole 100000, no error", b.n, b.err)
-	}
+	b := e.wait(t)
+	assert.NoError(t, b.err)
+	assert.Equal(t, int64(100_000), b.n, "bytes read: want the whole body")
 }
 
 // The queue's worth is the rate in force when the request is given up; in a blackout, the rate
@@ -161,29 +156,22 @@ func TestQueueThroughABlackout(t *testing.T) {
 	// (50 KB) from 900 ms on.
 	at := b.at.Sub(t0)
 	t.Logf("read %d bytes, %v, ended at %v", b.n, b.err, at.Round(time.Millisecond))
-	if !errors.Is(b.err, errGone) || b.n < 70_000 || b.n > 110_000 {
-		t.Errorf("read %d bytes, %v: want about 90 KB, then errGone", b.n, b.err)
-	}
-	if at < 1200*time.Millisecond || at > 1800*time.Millisecond {
-		t.Errorf("the queue ended at %v, want about 1.3 s (after the blackout, 0.4 s of the link)", at)
-	}
+	assert.ErrorIs(t, b.err, errGone, "how the body ended")
+	assert.InDelta(t, 90_000, b.n, 20_000, "bytes read: want about 90 KB")
+	assert.GreaterOrEqual(t, at, 1200*time.Millisecond, "the queue's end, want about 1.3 s (after the blackout, 0.4 s of the link)")
+	assert.LessOrEqual(t, at, 1800*time.Millisecond, "the queue's end, want about 1.3 s (after the blackout, 0.4 s of the link)")
 }
 
 // The zero Link's queue is DefaultQueue; SetQueue changes it, never below 0.
 func TestQueueDefault(t *testing.T) {
 	var l Link
-	if q := l.Queue(); q != DefaultQueue || DefaultQueue != time.Second {
-		t.Errorf("the zero Link's queue is %v (DefaultQueue %v), want 1 s", q, DefaultQueue)
-	}
+	assert.Equal(t, time.Second, DefaultQueue)
+	assert.Equal(t, DefaultQueue, l.Queue(), "the zero Link's queue")
 	l.SetQueue(-time.Second)
-	if q := l.Queue(); q != 0 {
-		t.Errorf("SetQueue(-1 s): %v, want 0", q)
-	}
+	assert.Zero(t, l.Queue(), "SetQueue(-1 s)")
 	l.SetQueue(250 * time.Millisecond)
 	l.Set(1000, 0) // a new rate keeps the queue
-	if q := l.Queue(); q != 250*time.Millisecond {
-		t.Errorf("after Set: %v, want 250 ms", q)
-	}
+	assert.Equal(t, 250*time.Millisecond, l.Queue(), "after Set")
 }
 
 // writeAndClose sends the head of a PUT of size bytes and sent bytes of its body to addr over
@@ -191,15 +179,11 @@ func TestQueueDefault(t *testing.T) {
 func writeAndClose(t *testing.T, addr string, size, sent int, hold time.Duration) time.Time {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Write([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Write(make([]byte, sent)); err != nil { // into the sockets' buffers and the pump's
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = c.Write([]byte("PUT /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n"))
+	require.NoError(t, err)
+	_, err = c.Write(make([]byte, sent)) // into the sockets' buffers and the pump's
+	require.NoError(t, err)
 	time.Sleep(hold)
 	closed := time.Now()
 	c.Close()
@@ -212,9 +196,7 @@ func putAndCancel(t *testing.T, c *http.Client, url string, size int, hold time.
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, "PUT", url, io.LimitReader(zeros{}, int64(size)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	req.ContentLength = int64(size)
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/mediaupload/mediaupload/web/netlink"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // cut sends a PUT to loc, as a client whose connection breaks would: the headers, then only
@@ -23,14 +26,10 @@ import (
 func (s *testServer) cut(t *testing.T, loc, contentRange string, n int, body []byte, chunked bool) LogEntry {
 	t.Helper()
 	u, err := url.Parse(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	before := len(s.Log())
 	conn, err := net.Dial("tcp", s.ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var req bytes.Buffer
 	fmt.Fprintf(&req, "PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Range: %s\r\n", u.RequestURI(), u.Host, contentRange)
 	if chunked {
@@ -39,9 +38,8 @@ func (s *testServer) cut(t *testing.T, loc, contentRange string, n int, body []b
 		fmt.Fprintf(&req, "Content-Length: %d\r\n\r\n", n)
 	}
 	req.Write(body)
-	if _, err := conn.Write(req.Bytes()); err != nil {
-		t.Fatal(err)
-	}
+	_, err = conn.Write(req.Bytes())
+	require.NoError(t, err)
 	conn.Close()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
 		// Received is set as the handler returns, after it kept what it kept.
@@ -60,16 +58,13 @@ func (s *testServer) finish(t *testing.T, loc, name string, data []byte, from in
 	t.Helper()
 	total := strconv.Itoa(len(data))
 	a := s.do(t, "PUT", loc, data[from:], "Content-Range: "+cr(from, len(data)-1, total))
-	if a.status != 201 {
-		t.Fatalf("the rest from %d: %d %s", from, a.status, a.body)
-	}
+	require.Equal(t, 201, a.status, "the rest from %d: %s", from, a.body)
 	md5b, crcb := sums(data)
-	if m := a.json(t); m["md5Hash"] != md5b || m["crc32c"] != crcb || m["size"] != total {
-		t.Errorf("object %v, want md5Hash %s crc32c %s size %s", m, md5b, crcb, total)
-	}
-	if _, got, ok := s.Object(name); !ok || !bytes.Equal(got, data) {
-		t.Errorf("object %s: stored %v, %d bytes, want the data's %d", name, ok, len(got), len(data))
-	}
+	m := a.json(t)
+	assert.Equal(t, md5b, m["md5Hash"], "object %v", m)
+	assert.Equal(t, crcb, m["crc32c"], "object %v", m)
+	assert.Equal(t, total, m["size"], "object %v", m)
+	s.stored(t, name, data)
 }
 
 // The bytes that arrived of a cut chunk are kept, and the status query reports them
@@ -81,12 +76,12 @@ func TestCutChunkKept(t *testing.T) {
 
 	loc := s.start(t, "POST", "&name=a", nil)
 	e := s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:got], false)
-	if e.Status != 0 || e.Received != got || e.Kept != got {
-		t.Errorf("the cut chunk's log entry: status %d, received %d, kept %d; want 0, %d, %d", e.Status, e.Received, e.Kept, got, got)
-	}
-	if q := s.query(t, loc); q.status != 308 || q.header.Get("Range") != "bytes=0-299999" {
-		t.Fatalf("status query after the cut: %d Range %q, want 308 bytes=0-299999", q.status, q.header.Get("Range"))
-	}
+	assert.Equal(t, 0, e.Status, "the cut chunk's log entry: status")
+	assert.Equal(t, int64(got), e.Received, "the cut chunk's log entry: received")
+	assert.Equal(t, int64(got), e.Kept, "the cut chunk's log entry: kept")
+	q := s.query(t, loc)
+	require.Equal(t, 308, q.status, "status query after the cut")
+	require.Equal(t, "bytes=0-299999", q.header.Get("Range"), "status query after the cut")
 	s.finish(t, loc, "a", data, got)
 
 	// A cut chunk that re-sends stored bytes adds only those beyond them, and the checksums
@@ -94,23 +89,16 @@ func TestCutChunkKept(t *testing.T) {
 	loc = s.start(t, "POST", "&name=b", nil)
 	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
 	e = s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:got], false)
-	if e.Received != got || e.Kept != got-K {
-		t.Errorf("a cut chunk over %d stored bytes: received %d, kept %d; want %d, %d", K, e.Received, e.Kept, got, got-K)
-	}
-	if q := s.query(t, loc); q.header.Get("Range") != "bytes=0-299999" {
-		t.Fatalf("status query: Range %q, want bytes=0-299999", q.header.Get("Range"))
-	}
+	assert.Equal(t, int64(got), e.Received, "a cut chunk over %d stored bytes: received", K)
+	assert.Equal(t, int64(got-K), e.Kept, "a cut chunk over %d stored bytes: kept", K)
+	require.Equal(t, "bytes=0-299999", s.query(t, loc).header.Get("Range"), "status query")
 	s.finish(t, loc, "b", data, got)
 
 	// Nothing of a chunk that would have been refused whole: one past the stored bytes.
 	loc = s.start(t, "POST", "&name=c", nil)
 	e = s.cut(t, loc, cr(K, 2*K-1, "*"), K, data[K:K+1000], false)
-	if e.Kept != 0 {
-		t.Errorf("a cut chunk past the stored bytes kept %d", e.Kept)
-	}
-	if q := s.query(t, loc); q.header.Get("Range") != "" {
-		t.Errorf("status query: Range %q, want none", q.header.Get("Range"))
-	}
+	assert.Zero(t, e.Kept, "a cut chunk past the stored bytes: kept")
+	assert.Empty(t, s.query(t, loc).header.Get("Range"), "status query")
 }
 
 // keepCut false plays a server that drops a cut chunk; reset makes it keep them again.
@@ -122,30 +110,22 @@ func TestCutChunkDropped(t *testing.T) {
 		json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
 		return cfg["keepCut"]
 	}
-	if v := keepCut(); v != true {
-		t.Errorf("keepCut %v at first, want true", v)
-	}
-	if a := s.do(t, "POST", "/_ref/config", []byte(`{"keepCut":false}`)); a.status != 200 {
-		t.Fatalf("POST keepCut: %d %s", a.status, a.body)
-	}
-	if v := keepCut(); v != false {
-		t.Errorf("keepCut %v after POST false", v)
-	}
+	assert.Equal(t, true, keepCut(), "keepCut at first")
+	a := s.do(t, "POST", "/_ref/config", []byte(`{"keepCut":false}`))
+	require.Equal(t, 200, a.status, "POST keepCut: %s", a.body)
+	assert.Equal(t, false, keepCut(), "keepCut after POST false")
 	loc := s.start(t, "POST", "&name=d", nil)
-	if e := s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:100_000], false); e.Received != 100_000 || e.Kept != 0 {
-		t.Errorf("dropped cut chunk: received %d, kept %d; want 100000, 0", e.Received, e.Kept)
-	}
-	if q := s.query(t, loc); q.status != 308 || q.header.Get("Range") != "" {
-		t.Errorf("status query after a dropped cut: %d Range %q, want 308 and none", q.status, q.header.Get("Range"))
-	}
+	e := s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:100_000], false)
+	assert.Equal(t, int64(100_000), e.Received, "dropped cut chunk: received")
+	assert.Zero(t, e.Kept, "dropped cut chunk: kept")
+	q := s.query(t, loc)
+	assert.Equal(t, 308, q.status, "status query after a dropped cut")
+	assert.Empty(t, q.header.Get("Range"), "status query after a dropped cut")
 	s.do(t, "POST", "/_ref/reset", nil)
-	if v := keepCut(); v != true {
-		t.Errorf("keepCut %v after reset, want true", v)
-	}
+	assert.Equal(t, true, keepCut(), "keepCut after reset")
 	loc = s.start(t, "POST", "&name=d", nil)
-	if e := s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:100_000], false); e.Kept != 100_000 {
-		t.Errorf("cut chunk after reset: kept %d, want 100000", e.Kept)
-	}
+	e = s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:100_000], false)
+	assert.Equal(t, int64(100_000), e.Kept, "cut chunk after reset: kept")
 }
 
 // A cut final chunk never completes the object, even with every byte arrived: the request
@@ -156,27 +136,24 @@ func TestCutFinalChunk(t *testing.T) {
 	whole := cr(0, len(data)-1, strconv.Itoa(len(data)))
 
 	loc := s.start(t, "POST", "&name=all", nil)
-	if e := s.cut(t, loc, whole, len(data), data, true); e.Kept != int64(len(data)) {
-		t.Errorf("a cut final chunk with every byte: kept %d, want %d", e.Kept, len(data))
-	}
-	if _, _, ok := s.Object("all"); ok {
-		t.Fatal("a cut final chunk completed the object")
-	}
-	if q := s.query(t, loc); q.status != 308 || q.header.Get("Range") != "bytes=0-99999" {
-		t.Errorf("status query: %d Range %q, want 308 bytes=0-99999", q.status, q.header.Get("Range"))
-	}
+	e := s.cut(t, loc, whole, len(data), data, true)
+	assert.Equal(t, int64(len(data)), e.Kept, "a cut final chunk with every byte: kept")
+	_, _, ok := s.Object("all")
+	require.False(t, ok, "a cut final chunk completed the object")
+	q := s.query(t, loc)
+	assert.Equal(t, 308, q.status, "status query")
+	assert.Equal(t, "bytes=0-99999", q.header.Get("Range"), "status query")
 	a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */100000")
-	if md5b, _ := sums(data); a.status != 201 || a.json(t)["md5Hash"] != md5b {
-		t.Errorf("bytes */100000 after it: %d %s, want 201 with md5Hash %s", a.status, a.body, md5b)
+	md5b, _ := sums(data)
+	if assert.Equal(t, 201, a.status, "bytes */100000 after it: %s", a.body) {
+		assert.Equal(t, md5b, a.json(t)["md5Hash"], "bytes */100000 after it")
 	}
 
 	loc = s.start(t, "POST", "&name=part", nil)
-	if e := s.cut(t, loc, whole, len(data), data[:60_000], false); e.Kept != 60_000 {
-		t.Errorf("a cut final chunk: kept %d, want 60000", e.Kept)
-	}
-	if _, _, ok := s.Object("part"); ok {
-		t.Fatal("a cut final chunk completed the object")
-	}
+	e = s.cut(t, loc, whole, len(data), data[:60_000], false)
+	assert.Equal(t, int64(60_000), e.Kept, "a cut final chunk: kept")
+	_, _, ok = s.Object("part")
+	require.False(t, ok, "a cut final chunk completed the object")
 	s.finish(t, loc, "part", data, 60_000)
 }
 
@@ -187,16 +164,13 @@ func TestCutUnderInjectedFaults(t *testing.T) {
 	data := testData(2 * K)
 	loc := s.start(t, "POST", "&name=f", nil)
 	s.faults(t, Rule{On: KindChunk, Action: ActionKeep, Keep: 1000})
-	if e := s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:100_000], false); e.Fault != "keep 1000" || e.Kept != 0 {
-		t.Errorf("a cut chunk under a keep fault: fault %q, kept %d; want keep 1000, 0", e.Fault, e.Kept)
-	}
+	e := s.cut(t, loc, cr(0, 2*K-1, "*"), 2*K, data[:100_000], false)
+	assert.Equal(t, "keep 1000", e.Fault, "a cut chunk under a keep fault")
+	assert.Zero(t, e.Kept, "a cut chunk under a keep fault: kept")
 	s.faults(t, Rule{On: KindChunk, Action: ActionClose, AfterBytes: 1000})
-	if _, err := s.try("PUT", loc, data, "Content-Range: "+cr(0, 2*K-1, "*")); err == nil {
-		t.Fatal("close after 1000 bytes: got an answer")
-	}
-	if q := s.query(t, loc); q.header.Get("Range") != "" {
-		t.Errorf("after both faults: Range %q, want none", q.header.Get("Range"))
-	}
+	_, err := s.try("PUT", loc, data, "Content-Range: "+cr(0, 2*K-1, "*"))
+	require.Error(t, err, "close after 1000 bytes: got an answer")
+	assert.Empty(t, s.query(t, loc).header.Get("Range"), "after both faults")
 }
 
 // The log counts the bytes of each chunk received and kept, to tell bytes sent twice.
@@ -227,14 +201,12 @@ func TestLogReceivedAndKept(t *testing.T) {
 		fmt.Sprintf("chunk 201 %d/%d", K-1000, K-1000),
 		"media 200 0/0",
 	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("log (kind status received/kept):\n got %v\nwant %v", got, want)
-	}
+	assert.Equal(t, want, got, "log (kind status received/kept)")
 	var raw []map[string]any
 	json.Unmarshal(s.do(t, "GET", "/_ref/log", nil).body, &raw)
-	if raw[1]["received"] != float64(K) || raw[1]["kept"] != float64(K) {
-		t.Errorf("GET /_ref/log: %v, want received and kept", raw[1])
-	}
+	require.Greater(t, len(raw), 1, "GET /_ref/log")
+	assert.Equal(t, float64(K), raw[1]["received"], "GET /_ref/log: %v", raw[1])
+	assert.Equal(t, float64(K), raw[1]["kept"], "GET /_ref/log: %v", raw[1])
 }
 
 // A chunk its client gives up behind the emulated link still delivers the link's queue
@@ -247,9 +219,7 @@ func TestCutChunkQueue(t *testing.T) {
 		t.Run("queueMs "+strconv.FormatInt(queueMs, 10), func(t *testing.T) {
 			s := newTestServer(t, Options{})
 			ln, err := netlink.Listen("127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			ts := httptest.NewUnstartedServer(s.Server)
 			ts.Listener.Close()
 			ts.Listener, ts.Config.ConnContext = ln, netlink.ConnContext
@@ -258,24 +228,20 @@ func TestCutChunkQueue(t *testing.T) {
 			s.ts = ts
 
 			conf := `{"link":{"bitsPerSecond":1000000,"rttMs":0,"queueMs":` + strconv.FormatInt(queueMs, 10) + `}}`
-			if a := s.do(t, "POST", "/_ref/config", []byte(conf)); a.status != 200 {
-				t.Fatalf("POST %s: %d %s", conf, a.status, a.body)
-			}
+			a := s.do(t, "POST", "/_ref/config", []byte(conf))
+			require.Equal(t, 200, a.status, "POST %s: %s", conf, a.body)
 			var cfg struct{ Link LinkConfig }
 			json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
-			if q := cfg.Link.QueueMs; q == nil || *q != queueMs {
-				t.Errorf("GET /_ref/config: link %+v, want queueMs %d", cfg.Link, queueMs)
+			if assert.NotNil(t, cfg.Link.QueueMs, "GET /_ref/config: link %+v", cfg.Link) {
+				assert.Equal(t, queueMs, *cfg.Link.QueueMs, "GET /_ref/config: queueMs")
 			}
 			loc := s.start(t, "POST", "&name=q", nil)
 			u, _ := url.Parse(loc)
 			conn, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			head := fmt.Sprintf("PUT %s HTTP/1.1\r\nHost: %s\r\nContent-Range: %s\r\nContent-Length: %d\r\n\r\n", u.RequestURI(), u.Host, cr(0, 4*K-1, "*"), 4*K)
-			if _, err := conn.Write(append([]byte(head), testData(2*K)...)); err != nil {
-				t.Fatal(err)
-			}
+			_, err = conn.Write(append([]byte(head), testData(2*K)...))
+			require.NoError(t, err)
 			time.Sleep(500 * time.Millisecond) // 62.5 KB carried
 			conn.Close()
 			gaveUp := time.Now()
@@ -284,33 +250,26 @@ func TestCutChunkQueue(t *testing.T) {
 			waited := time.Since(gaveUp)
 			end, err := parseRangeEnd(q.header.Get("Range"))
 			t.Logf("status query after %v: %d Range %q", waited.Round(time.Millisecond), q.status, q.header.Get("Range"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := 62_500 + queueMs*125 // the queue's worth of 125 KB/s
-			if end < want-30_000 || end > want+30_000 {
-				t.Errorf("the server kept %d bytes of the cut chunk, want about %d", end, want)
-			}
-			if min := time.Duration(queueMs-100) * time.Millisecond; waited < min {
-				t.Errorf("the status query was answered %v after the cut, want behind the queue (%d ms)", waited, queueMs)
-			}
+			assert.InDelta(t, want, end, 30_000, "bytes the server kept of the cut chunk")
+			assert.GreaterOrEqual(t, waited, time.Duration(queueMs-100)*time.Millisecond, "the status query's answer after the cut, want behind the queue (%d ms)", queueMs)
 		})
 	}
 	s := newTestServer(t, Options{})
-	if a := s.do(t, "POST", "/_ref/config", []byte(`{"link":{"queueMs":-1}}`)); a.status != 400 {
-		t.Errorf("queueMs -1: %d %s, want 400", a.status, a.body)
-	}
+	a := s.do(t, "POST", "/_ref/config", []byte(`{"link":{"queueMs":-1}}`))
+	assert.Equal(t, 400, a.status, "queueMs -1: %s", a.body)
 	s.do(t, "POST", "/_ref/config", []byte(`{"link":{"bitsPerSecond":8000,"queueMs":0}}`))
 	s.do(t, "POST", "/_ref/config", []byte(`{"link":{"bitsPerSecond":16000}}`))
 	var cfg struct{ Link LinkConfig }
 	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
-	if q := cfg.Link.QueueMs; q == nil || *q != 0 {
-		t.Errorf("a link posted without queueMs changed it: %+v, want 0 as set before", cfg.Link)
+	if assert.NotNil(t, cfg.Link.QueueMs, "link %+v", cfg.Link) {
+		assert.Equal(t, int64(0), *cfg.Link.QueueMs, "a link posted without queueMs changed it: want 0 as set before")
 	}
 	s.do(t, "POST", "/_ref/reset", nil)
 	json.Unmarshal(s.do(t, "GET", "/_ref/config", nil).body, &cfg)
-	if q := cfg.Link.QueueMs; q == nil || *q != 1000 {
-		t.Errorf("after reset: %+v, want queueMs 1000", cfg.Link)
+	if assert.NotNil(t, cfg.Link.QueueMs, "after reset: link %+v", cfg.Link) {
+		assert.Equal(t, int64(1000), *cfg.Link.QueueMs, "after reset: queueMs")
 	}
 }
 

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func (s *testServer) faults(t *testing.T, rules ...Rule) {
 	t.Helper()
-	if err := s.SetFaults(Faults{Rules: rules}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.SetFaults(Faults{Rules: rules}))
 }
 
 func (s *testServer) query(t *testing.T, loc string) answer {
@@ -56,42 +57,32 @@ func TestFaultStatusTimesAndSkip(t *testing.T) {
 	first := true
 	for i, w := range want {
 		a := s.do(t, "PUT", loc, w.body, "Content-Range: "+w.cr)
-		if a.status != w.status {
-			t.Fatalf("request %d: status %d, want %d", i, a.status, w.status)
-		}
+		require.Equal(t, w.status, a.status, "request %d", i)
 		if w.storedAfter != "" {
 			q := s.query(t, loc)
 			if first {
 				// The query rule fires once, storing nothing.
-				if q.status != 503 {
-					t.Fatalf("first query: status %d, want 503", q.status)
-				}
+				require.Equal(t, 503, q.status, "first query")
 				first = false
 				q = s.query(t, loc)
 			}
-			if q.status != 308 || q.header.Get("Range") != w.storedAfter {
-				t.Errorf("after request %d: %d %q, want 308 %q (a 5xx stores nothing)", i, q.status, q.header.Get("Range"), w.storedAfter)
-			}
+			assert.Equal(t, 308, q.status, "after request %d", i)
+			assert.Equal(t, w.storedAfter, q.header.Get("Range"), "after request %d (a 5xx stores nothing)", i)
 		}
 	}
-	got := strings.Join(faultsLogged(s.Server), "; ")
-	if want := "query: status 503; chunk: status 502; chunk: status 502"; got != want {
-		t.Errorf("faults logged %q, want %q", got, want)
-	}
+	assert.Equal(t, []string{"query: status 503", "chunk: status 502", "chunk: status 502"}, faultsLogged(s.Server), "faults logged")
 }
 
 func TestFaultAlways(t *testing.T) {
 	s := newTestServer(t, Options{})
 	s.faults(t, Rule{On: KindMedia, Action: ActionStatus, Status: 500, Times: -1})
 	for i := range 5 {
-		if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=x", []byte("x")); a.status != 500 {
-			t.Fatalf("request %d: status %d, want 500", i, a.status)
-		}
+		a := s.do(t, "POST", uploadPath+"?uploadType=media&name=x", []byte("x"))
+		require.Equal(t, 500, a.status, "request %d", i)
 	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart", multipartBody("b", "{}", "text/plain", []byte("x")),
-		"Content-Type: multipart/related; boundary=b"); a.status != 200 {
-		t.Errorf("multipart under a media rule: status %d, want 200", a.status)
-	}
+	a := s.do(t, "POST", uploadPath+"?uploadType=multipart", multipartBody("b", "{}", "text/plain", []byte("x")),
+		"Content-Type: multipart/related; boundary=b")
+	assert.Equal(t, 200, a.status, "multipart under a media rule")
 }
 
 func TestFaultClose(t *testing.T) {
@@ -99,33 +90,25 @@ func TestFaultClose(t *testing.T) {
 	data := testData(K + 100)
 	loc := s.start(t, "POST", "&name=o", nil)
 	s.faults(t, Rule{On: KindChunk, Action: ActionClose, AfterBytes: 1000})
-	if a, err := s.try("PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*")); err == nil {
-		t.Fatalf("close after 1000 bytes: got an answer %d, want a dropped connection", a.status)
-	}
-	if q := s.query(t, loc); q.status != 308 || q.header.Get("Range") != "" {
-		t.Errorf("after the dropped chunk: %d %q, want 308 and no Range (nothing stored)", q.status, q.header.Get("Range"))
-	}
+	a, err := s.try("PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
+	require.Error(t, err, "close after 1000 bytes: got an answer %d, want a dropped connection", a.status)
+	q := s.query(t, loc)
+	assert.Equal(t, 308, q.status, "after the dropped chunk")
+	assert.Empty(t, q.header.Get("Range"), "after the dropped chunk (nothing stored)")
 	// Whole body read, then the connection dropped: stored, answer lost
 	// (docs/protocol.md section 4).
 	s.faults(t, Rule{On: KindAny, Action: ActionClose, AfterBytes: 1 << 30})
-	if a, err := s.try("PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data)))); err == nil {
-		t.Fatalf("close after the whole body: got an answer %d, want a dropped connection", a.status)
-	}
-	if q := s.query(t, loc); q.status != 201 {
-		t.Errorf("query after the lost final answer: status %d, want 201", q.status)
-	}
-	if _, got, ok := s.Object("o"); !ok || !bytes.Equal(got, data) {
-		t.Error("object not stored after the lost final answer")
-	}
+	a, err = s.try("PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data))))
+	require.Error(t, err, "close after the whole body: got an answer %d, want a dropped connection", a.status)
+	assert.Equal(t, 201, s.query(t, loc).status, "query after the lost final answer")
+	s.stored(t, "o", data)
 	var statuses []string
 	for _, e := range s.Log() {
 		if e.Fault != "" {
 			statuses = append(statuses, fmt.Sprint(e.Status, " ", e.Fault))
 		}
 	}
-	if got, want := strings.Join(statuses, "; "), "0 close after 1000 bytes; 0 close after 1073741824 bytes"; got != want {
-		t.Errorf("log %q, want %q", got, want)
-	}
+	assert.Equal(t, []string{"0 close after 1000 bytes", "0 close after 1073741824 bytes"}, statuses, "log")
 }
 
 func TestFaultKeep(t *testing.T) {
@@ -135,26 +118,19 @@ func TestFaultKeep(t *testing.T) {
 	s.faults(t, Rule{On: KindChunk, Action: ActionKeep, Keep: 1000, Times: 2})
 	loc := s.start(t, "POST", "&name=o", nil)
 	a := s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
-	if a.status != 308 || a.header.Get("Range") != "bytes=0-999" {
-		t.Fatalf("keep 1000: %d %q, want 308 bytes=0-999", a.status, a.header.Get("Range"))
-	}
+	require.Equal(t, 308, a.status, "keep 1000")
+	require.Equal(t, "bytes=0-999", a.header.Get("Range"), "keep 1000")
 	// The next chunk starts where the server says: 1000, and it can be the
 	// final one, which the fault cuts short again.
 	a = s.do(t, "PUT", loc, data[1000:], "Content-Range: "+cr(1000, len(data)-1, total))
-	if a.status != 308 || a.header.Get("Range") != "bytes=0-1999" {
-		t.Fatalf("keep 1000 of the final chunk: %d %q, want 308 bytes=0-1999", a.status, a.header.Get("Range"))
-	}
+	require.Equal(t, 308, a.status, "keep 1000 of the final chunk")
+	require.Equal(t, "bytes=0-1999", a.header.Get("Range"), "keep 1000 of the final chunk")
 	a = s.do(t, "PUT", loc, data[2000:], "Content-Range: "+cr(2000, len(data)-1, total))
-	if a.status != 201 {
-		t.Fatalf("rest: status %d, want 201: %s", a.status, a.body)
-	}
+	require.Equal(t, 201, a.status, "rest: %s", a.body)
 	// The checksums count the bytes kept, not the bytes sent.
-	if m, _ := sums(data); a.json(t)["md5Hash"] != m {
-		t.Errorf("md5Hash %v, want %s", a.json(t)["md5Hash"], m)
-	}
-	if _, got, _ := s.Object("o"); !bytes.Equal(got, data) {
-		t.Error("stored object differs from the data")
-	}
+	m, _ := sums(data)
+	assert.Equal(t, m, a.json(t)["md5Hash"])
+	s.stored(t, "o", data)
 }
 
 func TestFaultExpireAndGone(t *testing.T) {
@@ -167,12 +143,8 @@ func TestFaultExpireAndGone(t *testing.T) {
 			loc := s.start(t, "POST", "", nil)
 			s.do(t, "PUT", loc, testData(K), "Content-Range: "+cr(0, K-1, "*"))
 			s.faults(t, Rule{On: KindQuery, Action: c.action})
-			if a := s.query(t, loc); a.status != c.status {
-				t.Fatalf("status %d, want %d", a.status, c.status)
-			}
-			if a := s.query(t, loc); a.status != 404 {
-				t.Errorf("after %s: status %d, want 404 (session forgotten)", c.action, a.status)
-			}
+			require.Equal(t, c.status, s.query(t, loc).status)
+			assert.Equal(t, 404, s.query(t, loc).status, "after %s (session forgotten)", c.action)
 		})
 	}
 }
@@ -181,15 +153,16 @@ func TestFaultUnauthorizedOnce(t *testing.T) {
 	s := newTestServer(t, Options{})
 	s.faults(t, Rule{On: KindStart, Action: ActionUnauthorized})
 	a := s.do(t, "POST", uploadPath+"?uploadType=resumable", nil, "Authorization: Bearer t1")
-	if a.status != 401 || a.header.Get("WWW-Authenticate") == "" {
-		t.Fatalf("status %d WWW-Authenticate %q, want 401 with a challenge", a.status, a.header.Get("WWW-Authenticate"))
-	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=resumable", nil, "Authorization: Bearer t2"); a.status != 200 {
-		t.Errorf("second start: status %d, want 200", a.status)
-	}
+	require.Equal(t, 401, a.status)
+	require.NotEmpty(t, a.header.Get("WWW-Authenticate"), "401 without a challenge")
+	a = s.do(t, "POST", uploadPath+"?uploadType=resumable", nil, "Authorization: Bearer t2")
+	assert.Equal(t, 200, a.status, "second start")
 	log := s.Log()
-	if len(log) != 2 || log[0].Authorization != "Bearer t1" || log[0].Fault != "unauthorized" || log[1].Authorization != "Bearer t2" || log[1].Fault != "" {
-		t.Errorf("log %+v", log)
+	if assert.Len(t, log, 2) {
+		assert.Equal(t, "Bearer t1", log[0].Authorization, "the first start's log entry")
+		assert.Equal(t, "unauthorized", log[0].Fault, "the first start's log entry")
+		assert.Equal(t, "Bearer t2", log[1].Authorization, "the second start's log entry")
+		assert.Empty(t, log[1].Fault, "the second start's log entry")
 	}
 }
 
@@ -198,15 +171,12 @@ func TestFaultRateLimit(t *testing.T) {
 	s.faults(t, Rule{On: KindMultipart, Action: ActionRateLimit, RetryAfter: 2})
 	body := multipartBody("b", `{"name":"n"}`, "text/plain", []byte("x"))
 	a := s.do(t, "POST", uploadPath+"?uploadType=multipart", body, "Content-Type: multipart/related; boundary=b")
-	if a.status != 429 || a.header.Get("Retry-After") != "2" {
-		t.Fatalf("%d Retry-After %q, want 429 and 2", a.status, a.header.Get("Retry-After"))
-	}
-	if _, _, ok := s.Object("n"); ok {
-		t.Error("rate-limited upload stored")
-	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart", body, "Content-Type: multipart/related; boundary=b"); a.status != 200 {
-		t.Errorf("retry: status %d, want 200", a.status)
-	}
+	require.Equal(t, 429, a.status)
+	require.Equal(t, "2", a.header.Get("Retry-After"))
+	_, _, ok := s.Object("n")
+	assert.False(t, ok, "rate-limited upload stored")
+	a = s.do(t, "POST", uploadPath+"?uploadType=multipart", body, "Content-Type: multipart/related; boundary=b")
+	assert.Equal(t, 200, a.status, "retry")
 }
 
 func TestFaultRulesInvalid(t *testing.T) {
@@ -217,13 +187,9 @@ func TestFaultRulesInvalid(t *testing.T) {
 		{On: KindChunk, Action: ActionStatus, Status: 200},
 		{On: KindChunk, Action: ActionKeep, Keep: -1},
 	} {
-		if err := s.SetFaults(Faults{Rules: []Rule{r}}); err == nil {
-			t.Errorf("rule %+v accepted", r)
-		}
+		assert.Error(t, s.SetFaults(Faults{Rules: []Rule{r}}), "rule %+v accepted", r)
 	}
-	if err := s.SetFaults(Faults{Random: &Random{Rate: 1.5}}); err == nil {
-		t.Error("rate 1.5 accepted")
-	}
+	assert.Error(t, s.SetFaults(Faults{Random: &Random{Rate: 1.5}}), "rate 1.5 accepted")
 }
 
 // randomRun sends a fixed request sequence (independent of the answers)
@@ -231,9 +197,7 @@ func TestFaultRulesInvalid(t *testing.T) {
 func randomRun(t *testing.T, seed int64, rate float64) (outcomes, faults []string) {
 	s := newTestServer(t, Options{})
 	loc := s.start(t, "POST", "", nil)
-	if err := s.SetFaults(Faults{Random: &Random{Seed: seed, Rate: rate}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.SetFaults(Faults{Random: &Random{Seed: seed, Rate: rate}}))
 	data := testData(K)
 	for i := range 60 {
 		var a answer
@@ -258,23 +222,15 @@ func randomRun(t *testing.T, seed int64, rate float64) (outcomes, faults []strin
 func TestRandomFaultsDeterministic(t *testing.T) {
 	o1, f1 := randomRun(t, 7, 0.5)
 	o2, f2 := randomRun(t, 7, 0.5)
-	if fmt.Sprint(o1) != fmt.Sprint(o2) || fmt.Sprint(f1) != fmt.Sprint(f2) {
-		t.Fatalf("same seed, different runs:\n%v\n%v\n%v\n%v", o1, o2, f1, f2)
-	}
-	if len(f1) < 15 || len(f1) > 45 {
-		t.Errorf("%d faults in 60 requests at rate 0.5", len(f1))
-	}
+	require.Equal(t, o1, o2, "same seed, different outcomes")
+	require.Equal(t, f1, f2, "same seed, different faults")
+	assert.InDelta(t, 30, len(f1), 15, "faults in 60 requests at rate 0.5")
 	_, f3 := randomRun(t, 8, 0.5)
-	if fmt.Sprint(f1) == fmt.Sprint(f3) {
-		t.Error("seeds 7 and 8 gave the same faults")
-	}
-	if _, f := randomRun(t, 7, 0); len(f) != 0 {
-		t.Errorf("rate 0 injected %v", f)
-	}
+	assert.NotEqual(t, f1, f3, "seeds 7 and 8 gave the same faults")
+	_, f := randomRun(t, 7, 0)
+	assert.Empty(t, f, "rate 0 injected faults")
 	_, all := randomRun(t, 9, 1)
-	if len(all) != 60 {
-		t.Errorf("rate 1: %d faults in 60 requests", len(all))
-	}
+	assert.Len(t, all, 60, "rate 1: faults in 60 requests")
 	for _, f := range append(f1, all...) {
 		kind, fault, _ := strings.Cut(f, ": ")
 		ok := strings.HasPrefix(fault, "random status 50") ||
@@ -282,9 +238,7 @@ func TestRandomFaultsDeterministic(t *testing.T) {
 			fault == "random ratelimit retry-after 0" || fault == "random ratelimit retry-after 1" ||
 			(kind == KindChunk && strings.HasPrefix(fault, "random keep ")) ||
 			(fault == "random expire" && (kind == KindChunk || kind == KindQuery))
-		if !ok {
-			t.Errorf("not a recoverable random fault: %s", f)
-		}
+		assert.True(t, ok, "not a recoverable random fault: %s", f)
 	}
 }
 
@@ -292,46 +246,32 @@ func TestRandomFaultsDeterministic(t *testing.T) {
 // sections 4-5) against random faults: every upload must complete.
 func TestRandomFaultsRecoverable(t *testing.T) {
 	s := newTestServer(t, Options{})
-	if err := s.SetFaults(Faults{Random: &Random{Seed: 3, Rate: 0.3}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.SetFaults(Faults{Random: &Random{Seed: 3, Rate: 0.3}}))
 	data := testData(5*K + 77)
 	for i := range 8 {
 		name := "r" + strconv.Itoa(i)
 		resumeUpload(t, s, name, data)
-		if _, got, ok := s.Object(name); !ok || !bytes.Equal(got, data) {
-			t.Fatalf("upload %d did not complete under random faults (stored %v); faults: %v", i, ok, faultsLogged(s.Server))
-		}
+		require.True(t, s.stored(t, name, data), "upload %d did not complete under random faults; faults: %v", i, faultsLogged(s.Server))
 	}
-	if n := len(faultsLogged(s.Server)); n < 5 {
-		t.Errorf("only %d faults injected", n)
-	}
+	assert.GreaterOrEqual(t, len(faultsLogged(s.Server)), 5, "faults injected")
 }
 
 // With EveryUpload, even at rate 0 every upload meets one fault early (a session's first chunk,
 // a media upload's first try), never an expired session, and still completes.
 func TestRandomEveryUpload(t *testing.T) {
 	s := newTestServer(t, Options{})
-	if err := s.SetFaults(Faults{Random: &Random{Seed: 11, Rate: 0, EveryUpload: true}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.SetFaults(Faults{Random: &Random{Seed: 11, Rate: 0, EveryUpload: true}}))
 	data := testData(3*K + 5)
 	const sessions = 30
 	for i := range sessions {
 		name := "e" + strconv.Itoa(i)
 		resumeUpload(t, s, name, data)
-		if _, got, ok := s.Object(name); !ok || !bytes.Equal(got, data) {
-			t.Fatalf("upload %d did not complete (stored %v); faults: %v", i, ok, faultsLogged(s.Server))
-		}
+		require.True(t, s.stored(t, name, data), "upload %d did not complete; faults: %v", i, faultsLogged(s.Server))
 	}
 	faults := faultsLogged(s.Server)
-	if len(faults) != sessions {
-		t.Errorf("%d faults for %d sessions, want one each: %v", len(faults), sessions, faults)
-	}
+	assert.Len(t, faults, sessions, "faults: want one for each session")
 	for _, f := range faults {
-		if !strings.HasPrefix(f, "chunk: random ") || f == "chunk: random expire" {
-			t.Errorf("fault %q: want a random fault on a chunk, not an expired session", f)
-		}
+		assert.True(t, strings.HasPrefix(f, "chunk: random ") && f != "chunk: random expire", "fault %q: want a random fault on a chunk, not an expired session", f)
 	}
 
 	// Three media uploads to the same URL, each tried until it goes through: the first try of
@@ -343,24 +283,16 @@ func TestRandomEveryUpload(t *testing.T) {
 				tries = append(tries, try)
 				break
 			}
-			if try == 5 {
-				t.Fatalf("a media upload failed 5 times at rate 0; faults: %v", faultsLogged(s.Server)[sessions:])
-			}
+			require.Less(t, try, 5, "a media upload failed 5 times at rate 0; faults: %v", faultsLogged(s.Server)[sessions:])
 		}
 	}
-	if fmt.Sprint(tries) != "[2 2 2]" {
-		t.Errorf("tries per media upload %v, want [2 2 2]", tries)
-	}
+	assert.Equal(t, []int{2, 2, 2}, tries, "tries per media upload")
 
 	// Without EveryUpload, rate 0 injects nothing.
-	if err := s.SetFaults(Faults{Random: &Random{Seed: 11, Rate: 0}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.SetFaults(Faults{Random: &Random{Seed: 11, Rate: 0}}))
 	n := len(faultsLogged(s.Server))
 	resumeUpload(t, s, "plain", data)
-	if got := faultsLogged(s.Server)[n:]; len(got) != 0 {
-		t.Errorf("rate 0 without EveryUpload injected %v", got)
-	}
+	assert.Empty(t, faultsLogged(s.Server)[n:], "rate 0 without EveryUpload injected faults")
 }
 
 func resumeUpload(t *testing.T, s *testServer, name string, data []byte) {
@@ -421,9 +353,7 @@ func TestFaultSkip(t *testing.T) {
 	for range 6 {
 		got = append(got, s.do(t, "POST", uploadPath+"?uploadType=media&name=x", []byte("x")).status)
 	}
-	if fmt.Sprint(got) != "[200 200 200 504 504 200]" {
-		t.Errorf("statuses %v, want [200 200 200 504 504 200]", got)
-	}
+	assert.Equal(t, []int{200, 200, 200, 504, 504, 200}, got, "statuses")
 }
 
 // A stall fault holds the request unanswered until the client gives up, and stores nothing.
@@ -440,12 +370,12 @@ func TestStallHoldsTheRequestUntilTheClientGivesUp(t *testing.T) {
 	if err == nil {
 		resp.Body.Close()
 	}
-	if err == nil || time.Since(t0) < 250*time.Millisecond {
-		t.Fatalf("answered after %v (%v); want no answer until the client's timeout", time.Since(t0), err)
-	}
-	if a := s.query(t, loc); a.status != 308 || a.header.Get("Range") != "" {
-		t.Fatalf("after the stall: %d Range %q, want 308 with nothing stored", a.status, a.header.Get("Range"))
-	}
+	took := time.Since(t0)
+	require.Error(t, err, "answered after %v; want no answer until the client's timeout", took)
+	require.GreaterOrEqual(t, took, 250*time.Millisecond, "%v before the client's timeout", err)
+	a := s.query(t, loc)
+	require.Equal(t, 308, a.status, "after the stall")
+	require.Empty(t, a.header.Get("Range"), "after the stall: want nothing stored")
 }
 
 // cutbody: the final chunk completes the object, and its answer's JSON comes cut in half; the
@@ -456,14 +386,13 @@ func TestFaultCutBody(t *testing.T) {
 	s.faults(t, Rule{On: KindChunk, Action: ActionCutBody})
 	loc := s.start(t, "POST", "&name=cut", nil)
 	a := s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data))))
-	if a.status != 201 || json.Valid(a.body) || len(a.body) == 0 {
-		t.Fatalf("cutbody: %d %q, want 201 and JSON cut off", a.status, a.body)
-	}
-	if _, got, _ := s.Object("cut"); !bytes.Equal(got, data) {
-		t.Error("the object was not stored whole")
-	}
-	if q := s.query(t, loc); q.status != 201 || q.json(t)["md5Hash"] == nil {
-		t.Errorf("status query after it: %d %s, want 201 with the metadata", q.status, q.body)
+	require.Equal(t, 201, a.status, "cutbody")
+	require.NotEmpty(t, a.body, "cutbody: want JSON cut off")
+	require.False(t, json.Valid(a.body), "cutbody: %q, want JSON cut off", a.body)
+	s.stored(t, "cut", data)
+	q := s.query(t, loc)
+	if assert.Equal(t, 201, q.status, "status query after it: %s", q.body) {
+		assert.NotNil(t, q.json(t)["md5Hash"], "status query after it: %s, want the metadata", q.body)
 	}
 }
 
@@ -476,28 +405,21 @@ func TestFaultCorrupt(t *testing.T) {
 	md5b, crcb := sums(data)
 	s.faults(t, Rule{On: KindChunk, Action: ActionCorrupt, AfterBytes: 7})
 	loc := s.start(t, "POST", "&name=bare", nil)
-	if a := s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data)))); a.status != 201 {
-		t.Fatalf("without a hash: %d %s, want 201", a.status, a.body)
-	}
-	_, got, _ := s.Object("bare")
+	a := s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, strconv.Itoa(len(data))))
+	require.Equal(t, 201, a.status, "without a hash: %s", a.body)
 	want := bytes.Clone(data)
 	want[7] ^= 0xff
-	if !bytes.Equal(got, want) {
-		t.Fatalf("stored %d bytes, not the data with byte 7 changed", len(got))
-	}
+	require.True(t, s.stored(t, "bare", want), "not the data with byte 7 changed")
 
 	s.faults(t, Rule{On: KindChunk, Action: ActionCorrupt, Skip: 1}) // the second chunk's middle byte
 	loc = s.start(t, "POST", "&name=hashed", nil)
-	if a := s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*")); a.status != 308 {
-		t.Fatalf("first chunk: %d", a.status)
-	}
-	a := s.do(t, "PUT", loc, data[K:], "Content-Range: "+cr(K, len(data)-1, strconv.Itoa(len(data))), "X-Goog-Hash: crc32c="+crcb+",md5="+md5b)
-	if a.status != 400 || !strings.Contains(string(a.body), "doesn't match calculated CRC32C") {
-		t.Fatalf("a changed byte with X-Goog-Hash: %d %s, want 400 in Cloud Storage's words", a.status, a.body)
-	}
-	if _, _, ok := s.Object("hashed"); ok {
-		t.Error("the refused object was stored")
-	}
+	a = s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
+	require.Equal(t, 308, a.status, "first chunk")
+	a = s.do(t, "PUT", loc, data[K:], "Content-Range: "+cr(K, len(data)-1, strconv.Itoa(len(data))), "X-Goog-Hash: crc32c="+crcb+",md5="+md5b)
+	require.Equal(t, 400, a.status, "a changed byte with X-Goog-Hash: %s", a.body)
+	require.Contains(t, string(a.body), "doesn't match calculated CRC32C", "a changed byte with X-Goog-Hash: want Cloud Storage's words")
+	_, _, ok := s.Object("hashed")
+	assert.False(t, ok, "the refused object was stored")
 }
 
 // A status fault in Google's JSON form, with the caller's message and reason.
@@ -505,9 +427,11 @@ func TestFaultStatusGoogleJSON(t *testing.T) {
 	s := newTestServer(t, Options{})
 	s.faults(t, Rule{On: KindStart, Action: ActionStatus, Status: 403, Message: "The project exceeded its storage quota.", Reason: "quotaExceeded"})
 	a := s.do(t, "POST", s.ts.URL+"/upload/storage/v1/b/b/o?uploadType=resumable&name=x", nil)
+	require.Equal(t, 403, a.status, "%s", a.body)
 	e, _ := a.json(t)["error"].(map[string]any)
+	assert.Equal(t, "The project exceeded its storage quota.", e["message"], "%s", a.body)
 	errs, _ := e["errors"].([]any)
-	if a.status != 403 || e["message"] != "The project exceeded its storage quota." || len(errs) != 1 || errs[0].(map[string]any)["reason"] != "quotaExceeded" {
-		t.Fatalf("answer %d %s", a.status, a.body)
+	if assert.Len(t, errs, 1, "%s", a.body) {
+		assert.Equal(t, "quotaExceeded", errs[0].(map[string]any)["reason"], "%s", a.body)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // testData returns n deterministic pseudo-random bytes.
@@ -30,9 +33,7 @@ type answer struct {
 func (a answer) json(t *testing.T) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(a.body, &m); err != nil {
-		t.Fatalf("answer %d is not a JSON object: %v: %q", a.status, err, a.body)
-	}
+	require.NoError(t, json.Unmarshal(a.body, &m), "answer %d is not a JSON object: %q", a.status, a.body)
 	return m
 }
 
@@ -62,9 +63,7 @@ func newTestServer(t *testing.T, opts Options) *testServer {
 func (s *testServer) do(t *testing.T, method, url string, body []byte, hdr ...string) answer {
 	t.Helper()
 	a, err := s.try(method, url, body, hdr...)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
+	require.NoError(t, err, "%s %s", method, url)
 	return a
 }
 
@@ -111,14 +110,18 @@ func (s *testServer) start(t *testing.T, method, query string, meta []byte, hdr 
 		hdr = append(hdr, "Content-Type: application/json; charset=UTF-8")
 	}
 	a := s.do(t, method, uploadPath+"?uploadType=resumable"+query, meta, hdr...)
-	if a.status != http.StatusOK {
-		t.Fatalf("start: status %d, want 200: %s", a.status, a.body)
-	}
+	require.Equal(t, http.StatusOK, a.status, "start: %s", a.body)
 	loc := a.header.Get("Location")
-	if loc == "" {
-		t.Fatal("start: no Location")
-	}
+	require.NotEmpty(t, loc, "start: no Location")
 	return loc
+}
+
+// stored checks that the server holds name with exactly data's bytes, and says whether it does.
+func (s *testServer) stored(t *testing.T, name string, data []byte) bool {
+	t.Helper()
+	_, got, ok := s.Object(name)
+	return assert.True(t, ok, "object %q not stored", name) &&
+		assert.True(t, bytes.Equal(got, data), "object %q: the %d bytes stored are not the %d bytes sent", name, len(got), len(data))
 }
 
 // serve runs one request through the handler directly (for requests a real

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const K = chunkAlign
@@ -184,20 +187,15 @@ func TestResumableSequences(t *testing.T) {
 					hdr = append(hdr, "Content-Range: "+st.cr)
 				}
 				a := s.do(t, "PUT", loc, body, hdr...)
-				if a.status != st.wantStatus {
-					t.Fatalf("step %d (%s): status %d, want %d: %s", i, st.cr, a.status, st.wantStatus, a.body)
-				}
+				require.Equal(t, st.wantStatus, a.status, "step %d (%s): %s", i, st.cr, a.body)
 				if a.status == 308 || st.wantOverride {
-					if got := a.header.Get("Range"); got != st.wantRange {
-						t.Errorf("step %d (%s): Range %q, want %q", i, st.cr, got, st.wantRange)
-					}
-					if got := a.header.Values("Range"); st.wantRange == "" && len(got) != 0 {
-						t.Errorf("step %d: Range header present (%q), want none", i, got)
+					assert.Equal(t, st.wantRange, a.header.Get("Range"), "step %d (%s): Range", i, st.cr)
+					if st.wantRange == "" {
+						assert.Empty(t, a.header.Values("Range"), "step %d: Range header present", i)
 					}
 				}
-				if got := a.header.Get("X-HTTP-Status-Code-Override"); (got == "308") != st.wantOverride {
-					t.Errorf("step %d: X-HTTP-Status-Code-Override %q, want override %v", i, got, st.wantOverride)
-				}
+				override := a.header.Get("X-HTTP-Status-Code-Override")
+				assert.Equal(t, st.wantOverride, override == "308", "step %d: X-HTTP-Status-Code-Override %q", i, override)
 				if a.status == 200 || a.status == 201 {
 					if !st.wantOverride {
 						final = a
@@ -206,23 +204,14 @@ func TestResumableSequences(t *testing.T) {
 			}
 			o, got, ok := s.Object("obj")
 			if !tc.wantObject {
-				if ok {
-					t.Fatalf("object stored (%d bytes), want none", len(got))
-				}
+				require.False(t, ok, "object stored (%d bytes), want none", len(got))
 				return
 			}
-			if !ok {
-				t.Fatal("object not stored")
-			}
-			if !bytes.Equal(got, data) {
-				t.Errorf("stored %d bytes differ from the %d sent", len(got), len(data))
-			}
-			if o.Size != int64(tc.size) {
-				t.Errorf("size %d, want %d", o.Size, tc.size)
-			}
+			require.True(t, s.stored(t, "obj", data))
+			assert.Equal(t, int64(tc.size), o.Size, "size")
 			m := final.json(t)
-			if m["size"] != strconv.Itoa(tc.size) || m["kind"] != "storage#object" || m["name"] != "obj" || m["bucket"] != "bkt" {
-				t.Errorf("final answer %v: want size %q, kind storage#object, name obj, bucket bkt", m, strconv.Itoa(tc.size))
+			for k, v := range map[string]string{"size": strconv.Itoa(tc.size), "kind": "storage#object", "name": "obj", "bucket": "bkt"} {
+				assert.Equal(t, v, m[k], "the final answer's %s: %v", k, m)
 			}
 		})
 	}
@@ -236,18 +225,15 @@ func TestUnknownSession(t *testing.T) {
 			body = make([]byte, 10)
 		}
 		a := s.do(t, "PUT", uploadPath+"?uploadType=resumable&upload_id=nope", body, hdr...)
-		if a.status != http.StatusNotFound {
-			t.Errorf("%v: status %d, want 404", hdr, a.status)
-		}
+		assert.Equal(t, http.StatusNotFound, a.status, "%v", hdr)
 	}
 }
 
 func TestSessionRequestsArePUT(t *testing.T) {
 	s := newTestServer(t, Options{})
 	loc := s.start(t, "POST", "", nil)
-	if a := s.do(t, "POST", loc, []byte("abc")); a.status != http.StatusMethodNotAllowed {
-		t.Errorf("POST to a session URI: status %d, want 405", a.status)
-	}
+	a := s.do(t, "POST", loc, []byte("abc"))
+	assert.Equal(t, http.StatusMethodNotAllowed, a.status, "POST to a session URI")
 }
 
 func TestStart(t *testing.T) {
@@ -255,36 +241,28 @@ func TestStart(t *testing.T) {
 	meta := []byte(`{"name":"from-meta","contentType":"text/x-meta","metadata":{"k":"v"}}`)
 	loc := s.start(t, "POST", "", meta, "X-Upload-Content-Type: text/plain", "X-Upload-Content-Length: 3")
 	u, err := url.Parse(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.Scheme+"://"+u.Host != s.ts.URL || u.Path != uploadPath || u.Query().Get("upload_id") == "" {
-		t.Errorf("Location %q: want absolute on %s, path %s, with upload_id", loc, s.ts.URL, uploadPath)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, s.ts.URL, u.Scheme+"://"+u.Host, "Location %q: want it absolute", loc)
+	assert.Equal(t, uploadPath, u.Path, "Location %q", loc)
+	assert.NotEmpty(t, u.Query().Get("upload_id"), "Location %q: want an upload_id", loc)
 	a := s.do(t, "PUT", loc, []byte("abc"))
-	if a.status != 201 {
-		t.Fatalf("status %d: %s", a.status, a.body)
-	}
+	require.Equal(t, 201, a.status, "%s", a.body)
 	m := a.json(t)
-	if m["name"] != "from-meta" || m["contentType"] != "text/x-meta" {
-		t.Errorf("name %v contentType %v, want from-meta and text/x-meta (metadata wins)", m["name"], m["contentType"])
-	}
-	if md, _ := m["metadata"].(map[string]any); md["k"] != "v" {
-		t.Errorf("metadata %v, want the client's fields merged", m["metadata"])
-	}
+	assert.Equal(t, "from-meta", m["name"], "the metadata wins")
+	assert.Equal(t, "text/x-meta", m["contentType"], "the metadata wins")
+	md, _ := m["metadata"].(map[string]any)
+	assert.Equal(t, "v", md["k"], "metadata %v, want the client's fields merged", m["metadata"])
 
 	// The query's name wins over the metadata's; without metadata the
 	// content type is X-Upload-Content-Type.
 	loc = s.start(t, "POST", "&name=q%2Fname", nil, "X-Upload-Content-Type: image/png")
-	a = s.do(t, "PUT", loc, []byte("png"))
-	if m := a.json(t); m["name"] != "q/name" || m["contentType"] != "image/png" {
-		t.Errorf("name %v contentType %v, want q/name and image/png", m["name"], m["contentType"])
-	}
+	m = s.do(t, "PUT", loc, []byte("png")).json(t)
+	assert.Equal(t, "q/name", m["name"])
+	assert.Equal(t, "image/png", m["contentType"])
 	// No name at all: a generated one.
 	loc = s.start(t, "POST", "", nil)
-	if m := s.do(t, "PUT", loc, []byte("x")).json(t); m["name"] == "" || m["name"] == nil {
-		t.Errorf("no generated name: %v", m)
-	}
+	m = s.do(t, "PUT", loc, []byte("x")).json(t)
+	assert.NotEmpty(t, m["name"], "no generated name: %v", m)
 
 	bad := []struct {
 		name string
@@ -297,24 +275,20 @@ func TestStart(t *testing.T) {
 		{"metadata not sent as JSON", []byte(`{"name":"x"}`), []string{"Content-Type: text/plain"}},
 	}
 	for _, b := range bad {
-		if a := s.do(t, "POST", uploadPath+"?uploadType=resumable", b.body, b.hdr...); a.status != 400 {
-			t.Errorf("%s: status %d, want 400", b.name, a.status)
-		}
+		a := s.do(t, "POST", uploadPath+"?uploadType=resumable", b.body, b.hdr...)
+		assert.Equal(t, 400, a.status, b.name)
 	}
-	if a := s.do(t, "POST", uploadPath, []byte("x")); a.status != 400 {
-		t.Errorf("no uploadType: status %d, want 400", a.status)
-	}
+	a = s.do(t, "POST", uploadPath, []byte("x"))
+	assert.Equal(t, 400, a.status, "no uploadType")
 }
 
 func TestSessionOrigin(t *testing.T) {
 	s := newTestServer(t, Options{SessionOrigin: "http://127.0.0.1:9"})
-	if loc := s.start(t, "POST", "", nil); !strings.HasPrefix(loc, "http://127.0.0.1:9/upload/") {
-		t.Errorf("Location %q, want it on the configured origin", loc)
-	}
+	loc := s.start(t, "POST", "", nil)
+	assert.True(t, strings.HasPrefix(loc, "http://127.0.0.1:9/upload/"), "Location %q, want it on the configured origin", loc)
 	s.SetSessionOrigin("")
-	if loc := s.start(t, "POST", "", nil); !strings.HasPrefix(loc, s.ts.URL+"/upload/") {
-		t.Errorf("Location %q, want it on the request's origin", loc)
-	}
+	loc = s.start(t, "POST", "", nil)
+	assert.True(t, strings.HasPrefix(loc, s.ts.URL+"/upload/"), "Location %q, want it on the request's origin", loc)
 }
 
 func sums(data []byte) (md5b64, crcb64 string) {
@@ -335,9 +309,9 @@ func multipartBody(boundary, meta, mediaType string, media []byte) []byte {
 
 func TestChecksums(t *testing.T) {
 	// GCS's values for the empty object.
-	if m, c := sums(nil); m != "1B2M2Y8AsgTpgAmY7PhCfg==" || c != "AAAAAA==" {
-		t.Fatalf("helper sums of nothing: %s %s", m, c)
-	}
+	m, c := sums(nil)
+	require.Equal(t, "1B2M2Y8AsgTpgAmY7PhCfg==", m, "helper sums of nothing: md5")
+	require.Equal(t, "AAAAAA==", c, "helper sums of nothing: crc32c")
 	data := testData(K + 1234)
 	wantMD5, wantCRC := sums(data)
 	s := newTestServer(t, Options{})
@@ -359,14 +333,12 @@ func TestChecksums(t *testing.T) {
 	answers["resumable, sent again"] = s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, len(data)-1, total))
 	for kind, a := range answers {
 		m := a.json(t)
-		if m["md5Hash"] != wantMD5 || m["crc32c"] != wantCRC || m["size"] != strconv.Itoa(len(data)) {
-			t.Errorf("%s: md5Hash %v crc32c %v size %v, want %s %s %d", kind, m["md5Hash"], m["crc32c"], m["size"], wantMD5, wantCRC, len(data))
-		}
+		assert.Equal(t, wantMD5, m["md5Hash"], kind)
+		assert.Equal(t, wantCRC, m["crc32c"], kind)
+		assert.Equal(t, strconv.Itoa(len(data)), m["size"], kind)
 	}
 	for _, name := range []string{"m", "mp", "r", "r1", "r2"} {
-		if _, got, ok := s.Object(name); !ok || !bytes.Equal(got, data) {
-			t.Errorf("object %s: stored %v, want the data", name, ok)
-		}
+		s.stored(t, name, data)
 	}
 }
 
@@ -380,68 +352,53 @@ func TestGoogHash(t *testing.T) {
 	mp := multipartBody("b1", `{}`, "text/plain", data)
 	mpType := "Content-Type: multipart/related; boundary=b1"
 
-	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m1", data, bad); a.status != 400 {
-		t.Errorf("media with a wrong hash: status %d, want 400", a.status)
-	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p1", mp, mpType, "X-Goog-Hash: md5=AAAAAAAAAAAAAAAAAAAAAA=="); a.status != 400 {
-		t.Errorf("multipart with a wrong hash: status %d, want 400", a.status)
-	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m2", data, good); a.status != 200 {
-		t.Errorf("media with the right hash: status %d, want 200", a.status)
-	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p2", mp, mpType, good); a.status != 200 {
-		t.Errorf("multipart with the right hash: status %d, want 200", a.status)
-	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m3", data, "X-Goog-Hash: crc32c"); a.status != 400 {
-		t.Errorf("malformed hash: status %d, want 400", a.status)
-	}
+	a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m1", data, bad)
+	assert.Equal(t, 400, a.status, "media with a wrong hash")
+	a = s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p1", mp, mpType, "X-Goog-Hash: md5=AAAAAAAAAAAAAAAAAAAAAA==")
+	assert.Equal(t, 400, a.status, "multipart with a wrong hash")
+	a = s.do(t, "POST", uploadPath+"?uploadType=media&name=m2", data, good)
+	assert.Equal(t, 200, a.status, "media with the right hash")
+	a = s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p2", mp, mpType, good)
+	assert.Equal(t, 200, a.status, "multipart with the right hash")
+	a = s.do(t, "POST", uploadPath+"?uploadType=media&name=m3", data, "X-Goog-Hash: crc32c")
+	assert.Equal(t, 400, a.status, "malformed hash")
 	// The JSON API takes a multipart upload's hashes in its metadata, and refuses in Cloud
 	// Storage's words (docs/protocol.md section 9).
 	wrongMeta := multipartBody("b1", `{"crc32c":"`+badCRC+`"}`, "text/plain", data)
-	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p3", wrongMeta, mpType); a.status != 400 ||
-		!strings.Contains(string(a.body), `Provided CRC32C \"`+badCRC+`\" doesn't match calculated CRC32C \"`+crcb+`\".`) {
-		t.Errorf("multipart with a wrong crc32c in its metadata: %d %s, want 400 in Cloud Storage's words", a.status, a.body)
-	}
+	a = s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p3", wrongMeta, mpType)
+	assert.Equal(t, 400, a.status, "multipart with a wrong crc32c in its metadata")
+	assert.Contains(t, string(a.body), `Provided CRC32C \"`+badCRC+`\" doesn't match calculated CRC32C \"`+crcb+`\".`, "multipart with a wrong crc32c in its metadata")
 	rightMeta := multipartBody("b1", `{"crc32c":"`+crcb+`","md5Hash":"`+md5b+`"}`, "text/plain", data)
-	if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p4", rightMeta, mpType); a.status != 200 {
-		t.Errorf("multipart with the right hashes in its metadata: %d %s, want 200", a.status, a.body)
-	}
-	if a := s.do(t, "POST", uploadPath+"?uploadType=media&name=m4", data, "X-Goog-Hash: md5="+badCRC+"AAAAAAAAAAAAAA"); a.status != 400 ||
-		!strings.Contains(string(a.body), "doesn't match calculated MD5 hash") {
-		t.Errorf("media with a wrong md5: %d %s, want 400 in Cloud Storage's words", a.status, a.body)
-	}
+	a = s.do(t, "POST", uploadPath+"?uploadType=multipart&name=p4", rightMeta, mpType)
+	assert.Equal(t, 200, a.status, "multipart with the right hashes in its metadata: %s", a.body)
+	a = s.do(t, "POST", uploadPath+"?uploadType=media&name=m4", data, "X-Goog-Hash: md5="+badCRC+"AAAAAAAAAAAAAA")
+	assert.Equal(t, 400, a.status, "media with a wrong md5")
+	assert.Contains(t, string(a.body), "doesn't match calculated MD5 hash", "media with a wrong md5")
 
 	loc := s.start(t, "POST", "&name=r1", nil)
 	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"), bad) // not final: not checked
 	last := "Content-Range: " + cr(K, len(data)-1, strconv.Itoa(len(data)))
-	if a := s.do(t, "PUT", loc, data[K:], last, bad); a.status != 400 {
-		t.Errorf("final chunk with a wrong hash: status %d, want 400", a.status)
-	}
-	if a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */*"); a.status != 308 || a.header.Get("Range") != "bytes=0-262143" {
-		t.Errorf("after the refused final chunk: %d %q, want 308 bytes=0-262143", a.status, a.header.Get("Range"))
-	}
-	if a := s.do(t, "PUT", loc, data[K:], last, good); a.status != 201 {
-		t.Errorf("final chunk with the right hash: status %d, want 201", a.status)
-	}
+	a = s.do(t, "PUT", loc, data[K:], last, bad)
+	assert.Equal(t, 400, a.status, "final chunk with a wrong hash")
+	a = s.do(t, "PUT", loc, nil, "Content-Range: bytes */*")
+	assert.Equal(t, 308, a.status, "after the refused final chunk")
+	assert.Equal(t, "bytes=0-262143", a.header.Get("Range"), "after the refused final chunk")
+	a = s.do(t, "PUT", loc, data[K:], last, good)
+	assert.Equal(t, 201, a.status, "final chunk with the right hash")
 	// bytes */T that completes the object checks the hash too.
 	loc = s.start(t, "POST", "&name=r2", nil)
 	s.do(t, "PUT", loc, data[:K], "Content-Range: "+cr(0, K-1, "*"))
 	md5k, crck := sums(data[:K])
-	if a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */262144", "X-Goog-Hash: md5="+md5b); a.status != 400 {
-		t.Errorf("finalizing query with a wrong hash: status %d, want 400", a.status)
-	}
-	if a := s.do(t, "PUT", loc, nil, "Content-Range: bytes */262144", "X-Goog-Hash: md5="+md5k+",crc32c="+crck); a.status != 201 {
-		t.Errorf("finalizing query with the right hash: status %d, want 201", a.status)
-	}
+	a = s.do(t, "PUT", loc, nil, "Content-Range: bytes */262144", "X-Goog-Hash: md5="+md5b)
+	assert.Equal(t, 400, a.status, "finalizing query with a wrong hash")
+	a = s.do(t, "PUT", loc, nil, "Content-Range: bytes */262144", "X-Goog-Hash: md5="+md5k+",crc32c="+crck)
+	assert.Equal(t, 201, a.status, "finalizing query with the right hash")
 
-	names := map[string]bool{}
+	var names []string
 	for _, o := range s.Objects() {
-		names[o.Name] = true
+		names = append(names, o.Name)
 	}
-	want := map[string]bool{"m2": true, "p2": true, "p4": true, "r1": true, "r2": true}
-	if fmt.Sprint(names) != fmt.Sprint(want) {
-		t.Errorf("stored objects %v, want %v (none with a wrong hash)", names, want)
-	}
+	assert.ElementsMatch(t, []string{"m2", "p2", "p4", "r1", "r2"}, names, "stored objects (none with a wrong hash)")
 }
 
 func TestMultipart(t *testing.T) {
@@ -449,16 +406,13 @@ func TestMultipart(t *testing.T) {
 	media := []byte("hello, multipart")
 	a := s.do(t, "POST", uploadPath+"?uploadType=multipart", multipartBody("xyz", `{"name":"mp.txt","metadata":{"a":"b"}}`, "text/plain", media),
 		"Content-Type: multipart/related; boundary=xyz")
-	if a.status != 200 {
-		t.Fatalf("status %d: %s", a.status, a.body)
-	}
+	require.Equal(t, 200, a.status, "%s", a.body)
 	m := a.json(t)
-	if m["name"] != "mp.txt" || m["contentType"] != "text/plain" || m["size"] != strconv.Itoa(len(media)) {
-		t.Errorf("answer %v", m)
-	}
-	if _, got, _ := s.Object("mp.txt"); !bytes.Equal(got, media) {
-		t.Errorf("stored %q, want %q", got, media)
-	}
+	assert.Equal(t, "mp.txt", m["name"], "answer %v", m)
+	assert.Equal(t, "text/plain", m["contentType"], "answer %v", m)
+	assert.Equal(t, strconv.Itoa(len(media)), m["size"], "answer %v", m)
+	_, got, _ := s.Object("mp.txt")
+	assert.Equal(t, string(media), string(got), "stored")
 
 	onePart := []byte("--B\r\nContent-Type: application/json\r\n\r\n{}\r\n--B--\r\n")
 	threeParts := []byte("--B\r\nContent-Type: application/json\r\n\r\n{}\r\n--B\r\nContent-Type: text/plain\r\n\r\nx\r\n--B\r\nContent-Type: text/plain\r\n\r\ny\r\n--B--\r\n")
@@ -482,24 +436,23 @@ func TestMultipart(t *testing.T) {
 		{"wrong boundary", "multipart/related; boundary=C", good},
 	}
 	for _, c := range cases {
-		if a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=bad", c.body, "Content-Type: "+c.ct); a.status != 400 {
-			t.Errorf("%s: status %d, want 400", c.name, a.status)
-		}
+		a := s.do(t, "POST", uploadPath+"?uploadType=multipart&name=bad", c.body, "Content-Type: "+c.ct)
+		assert.Equal(t, 400, a.status, c.name)
 	}
-	if _, _, ok := s.Object("bad"); ok {
-		t.Error("a malformed multipart upload was stored")
-	}
+	_, _, ok := s.Object("bad")
+	assert.False(t, ok, "a malformed multipart upload was stored")
 }
 
 func TestMedia(t *testing.T) {
 	s := newTestServer(t, Options{})
 	a := s.do(t, "PUT", uploadPath+"?uploadType=media&name=pic", []byte("PNG"), "Content-Type: image/png")
-	if m := a.json(t); a.status != 200 || m["contentType"] != "image/png" || m["size"] != "3" {
-		t.Errorf("status %d answer %v", a.status, m)
+	if assert.Equal(t, 200, a.status, "%s", a.body) {
+		m := a.json(t)
+		assert.Equal(t, "image/png", m["contentType"], "answer %v", m)
+		assert.Equal(t, "3", m["size"], "answer %v", m)
 	}
-	if a := s.do(t, "GET", uploadPath+"?uploadType=media", nil); a.status != http.StatusMethodNotAllowed {
-		t.Errorf("GET: status %d, want 405", a.status)
-	}
+	a = s.do(t, "GET", uploadPath+"?uploadType=media", nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, a.status, "GET")
 }
 
 func TestContentLengthHeaderDisagrees(t *testing.T) {
@@ -510,9 +463,7 @@ func TestContentLengthHeaderDisagrees(t *testing.T) {
 	r := httptestRequest("PUT", loc, make([]byte, K))
 	r.Header.Set("Content-Range", cr(0, K-1, "*"))
 	r.ContentLength = K + 1
-	if w := serve(s, r); w.Code != 400 {
-		t.Errorf("status %d, want 400", w.Code)
-	}
+	assert.Equal(t, 400, serve(s, r).Code)
 }
 
 // A chunk overtaken while it was read: another request stored the same range first (with other
@@ -535,34 +486,22 @@ func TestChecksumsOfAnOvertakenChunk(t *testing.T) {
 	}()
 	// Once the server has logged the chunk and taken some of its body, it is reading it: the
 	// other request comes now.
-	if _, err := pw.Write(data[:1000]); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if log := s.Log(); len(log) == 2 && log[1].Kind == KindChunk {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the chunk did not reach the server")
-		}
-	}
+	_, err := pw.Write(data[:1000])
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		log := s.Log()
+		return len(log) == 2 && log[1].Kind == KindChunk
+	}, 5*time.Second, time.Millisecond, "the chunk did not reach the server")
 	time.Sleep(20 * time.Millisecond)
-	if a := s.do(t, "PUT", loc, other, "Content-Range: "+cr(0, K-1, "*")); a.status != 308 {
-		t.Fatalf("the overtaking chunk: %d %s", a.status, a.body)
-	}
-	if _, err := pw.Write(data[1000:]); err != nil {
-		t.Fatal(err)
-	}
+	a := s.do(t, "PUT", loc, other, "Content-Range: "+cr(0, K-1, "*"))
+	require.Equal(t, 308, a.status, "the overtaking chunk: %s", a.body)
+	_, err = pw.Write(data[1000:])
+	require.NoError(t, err)
 	pw.Close()
-	a := <-done
-	if a.status != 201 {
-		t.Fatalf("the overtaken chunk: %d %s", a.status, a.body)
-	}
+	a = <-done
+	require.Equal(t, 201, a.status, "the overtaken chunk: %s", a.body)
 	want := append(append([]byte{}, other...), data[K:]...)
-	if m, _ := sums(want); a.json(t)["md5Hash"] != m {
-		t.Errorf("md5Hash %v, want %s (the stored bytes')", a.json(t)["md5Hash"], m)
-	}
-	if _, got, ok := s.Object("o"); !ok || !bytes.Equal(got, want) {
-		t.Errorf("object: stored %v, want the other request's first K bytes and then this one's", ok)
-	}
+	m, _ := sums(want)
+	assert.Equal(t, m, a.json(t)["md5Hash"], "want the stored bytes'")
+	s.stored(t, "o", want)
 }

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // newTLSServer is newTestServer over HTTPS with a TestCertificate, HTTP/2 offered by ALPN,
@@ -19,9 +22,7 @@ import (
 func newTLSServer(t *testing.T, opts Options) *testServer {
 	t.Helper()
 	cert, err := NewTestCertificate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := New(opts)
 	ts := httptest.NewUnstartedServer(s)
 	ts.TLS = cert.ServerConfig()
@@ -39,26 +40,21 @@ func newTLSServer(t *testing.T, opts Options) *testServer {
 
 func TestTestCertificate(t *testing.T) {
 	c, err := NewTestCertificate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	block, _ := pem.Decode(c.PEM)
-	if block == nil || block.Type != "CERTIFICATE" || !bytes.Equal(block.Bytes, c.Leaf.Raw) {
-		t.Fatal("PEM is not the certificate")
-	}
+	require.NotNil(t, block, "PEM holds no block")
+	require.Equal(t, "CERTIFICATE", block.Type)
+	require.True(t, bytes.Equal(block.Bytes, c.Leaf.Raw), "PEM is not the certificate")
 	pool := x509.NewCertPool()
 	pool.AddCert(c.Leaf)
 	for _, host := range []string{"127.0.0.1", "::1", "localhost"} {
-		if _, err := c.Leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: host}); err != nil {
-			t.Errorf("not valid for %s: %v", host, err)
-		}
+		_, err := c.Leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: host})
+		assert.NoError(t, err, "not valid for %s", host)
 	}
-	if c.Leaf.IsCA {
-		t.Error("a CA certificate: Firefox refuses one as a server's")
-	}
-	if d, err := NewTestCertificate(); err != nil || d.SPKI == c.SPKI {
-		t.Errorf("a second certificate has the same key (%v)", err)
-	}
+	assert.False(t, c.Leaf.IsCA, "a CA certificate: Firefox refuses one as a server's")
+	d, err := NewTestCertificate()
+	require.NoError(t, err)
+	assert.NotEqual(t, c.SPKI, d.SPKI, "a second certificate has the same key")
 }
 
 // A resumable upload over HTTP/2, through an emulated link: stored byte-exact, the link's
@@ -71,46 +67,31 @@ func TestHTTP2UploadThroughLink(t *testing.T) {
 	data := testData(3*K + 1000)
 	t0 := time.Now()
 	loc := s.start(t, "POST", "&name=h2", nil)
-	if !strings.HasPrefix(loc, "https://") {
-		t.Errorf("session URI %q, want https", loc)
-	}
+	assert.True(t, strings.HasPrefix(loc, "https://"), "session URI %q, want https", loc)
 	// The first chunk streamed: the server learns its length only at its end.
 	req, _ := http.NewRequest("PUT", loc, io.MultiReader(bytes.NewReader(data[:K])))
 	req.ContentLength = -1
 	req.Header.Set("Content-Range", cr(0, K-1, "*"))
 	res, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if res.StatusCode != 308 || res.Header.Get("Range") != "bytes=0-"+strconv.Itoa(K-1) || res.Proto != "HTTP/2.0" {
-		t.Fatalf("streamed chunk: %d %q over %s, want 308 bytes=0-%d over HTTP/2.0", res.StatusCode, res.Header.Get("Range"), res.Proto, K-1)
-	}
+	require.Equal(t, 308, res.StatusCode, "streamed chunk")
+	require.Equal(t, "bytes=0-"+strconv.Itoa(K-1), res.Header.Get("Range"), "streamed chunk")
+	require.Equal(t, "HTTP/2.0", res.Proto, "streamed chunk")
 	a := s.do(t, "PUT", loc, data[K:], "Content-Range: "+cr(K, len(data)-1, strconv.Itoa(len(data))))
-	if a.status != 201 {
-		t.Fatalf("last chunk: %d %s", a.status, a.body)
-	}
+	require.Equal(t, 201, a.status, "last chunk: %s", a.body)
 	took := time.Since(t0)
-	if _, got, ok := s.Object("h2"); !ok || !bytes.Equal(got, data) {
-		t.Error("object not stored byte-exact")
-	}
+	s.stored(t, "h2", data)
 	// Three answers a round trip late each, and the bytes at the rate (less the link's
 	// slack: an idle link lets 25 ms of bytes through at once).
-	if want := 3*50*time.Millisecond + time.Duration(len(data))*time.Second/rate - 2*slackForTest; took < want {
-		t.Errorf("the upload took %v, less than the link allows (%v)", took, want)
-	}
+	want := 3*50*time.Millisecond + time.Duration(len(data))*time.Second/rate - 2*slackForTest
+	assert.GreaterOrEqual(t, took, want, "the upload: less than the link allows")
 	log := s.Log()
-	if len(log) != 3 {
-		t.Fatalf("log has %d entries, want 3", len(log))
-	}
+	require.Len(t, log, 3)
 	for _, e := range log {
-		if e.Proto != "HTTP/2.0" {
-			t.Errorf("%s %s logged as %q, want HTTP/2.0", e.Method, e.Kind, e.Proto)
-		}
+		assert.Equal(t, "HTTP/2.0", e.Proto, "%s %s logged as", e.Method, e.Kind)
 	}
-	if log[1].ContentLength != -1 {
-		t.Errorf("the streamed chunk is logged with content length %d, want -1", log[1].ContentLength)
-	}
+	assert.Equal(t, int64(-1), log[1].ContentLength, "the streamed chunk's logged content length")
 }
 
 // slackForTest is netlink's slack (unexported there).
@@ -123,17 +104,16 @@ func TestHTTP2CloseFaultResetsTheStream(t *testing.T) {
 	data := testData(K)
 	loc := s.start(t, "POST", "&name=reset", nil)
 	s.faults(t, Rule{On: KindChunk, Action: ActionClose, AfterBytes: 1000})
-	if a, err := s.try("PUT", loc, data, "Content-Range: "+cr(0, K-1, "*")); err == nil {
-		t.Fatalf("close after 1000 bytes over HTTP/2: got an answer %d, want a failed request", a.status)
-	}
-	if q := s.query(t, loc); q.status != 308 || q.header.Get("Range") != "" {
-		t.Errorf("after the reset chunk: %d %q, want 308 and no Range", q.status, q.header.Get("Range"))
-	}
-	if a := s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, K-1, strconv.Itoa(K))); a.status != 201 {
-		t.Errorf("the chunk again: %d %s", a.status, a.body)
-	}
+	a, err := s.try("PUT", loc, data, "Content-Range: "+cr(0, K-1, "*"))
+	require.Error(t, err, "close after 1000 bytes over HTTP/2: got an answer %d, want a failed request", a.status)
+	q := s.query(t, loc)
+	assert.Equal(t, 308, q.status, "after the reset chunk")
+	assert.Empty(t, q.header.Get("Range"), "after the reset chunk")
+	a = s.do(t, "PUT", loc, data, "Content-Range: "+cr(0, K-1, strconv.Itoa(K)))
+	assert.Equal(t, 201, a.status, "the chunk again: %s", a.body)
 	log := s.Log()
-	if len(log) != 4 || log[1].Fault != "close after 1000 bytes" || log[1].Status != 0 {
-		t.Errorf("log: %+v", log)
+	if assert.Len(t, log, 4) {
+		assert.Equal(t, "close after 1000 bytes", log[1].Fault, "the chunk's fault")
+		assert.Equal(t, 0, log[1].Status, "the chunk's status")
 	}
 }

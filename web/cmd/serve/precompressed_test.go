@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // /dist/ sends mediaupload.wasm.br or .gz in place of the wasm when the
@@ -19,14 +22,10 @@ func TestDistPrecompressed(t *testing.T) {
 		"mediaupload.wasm.gz": "gzip bytes",
 		"mediaupload.js":      "export {}",
 	} {
-		if err := os.WriteFile(filepath.Join(dist, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dist, name), []byte(body), 0o644))
 	}
 	a, err := newApp(config{dist: dist, bucket: defaultBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() { srv.Close(); a.Close() })
 	// A client that sends Accept-Encoding only as the test sets it, and never decodes.
@@ -55,9 +54,7 @@ func TestDistPrecompressed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if tc.accept != "" {
 				req.Header.Set("Accept-Encoding", tc.accept)
 			}
@@ -65,30 +62,16 @@ func TestDistPrecompressed(t *testing.T) {
 				req.Header.Set("Range", tc.rangeHeader)
 			}
 			res, err := client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			body, err := io.ReadAll(res.Body)
 			res.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.StatusCode != tc.wantStatus {
-				t.Fatalf("status %d, want %d", res.StatusCode, tc.wantStatus)
-			}
-			if got := res.Header.Get("Content-Encoding"); got != tc.wantEncoding {
-				t.Errorf("Content-Encoding %q, want %q", got, tc.wantEncoding)
-			}
-			if got := res.Header.Get("Vary"); got != tc.wantVary {
-				t.Errorf("Vary %q, want %q", got, tc.wantVary)
-			}
-			if string(body) != tc.wantBody {
-				t.Errorf("body %q, want %q", body, tc.wantBody)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantStatus, res.StatusCode, "status")
+			assert.Equal(t, tc.wantEncoding, res.Header.Get("Content-Encoding"), "Content-Encoding")
+			assert.Equal(t, tc.wantVary, res.Header.Get("Vary"), "Vary")
+			assert.Equal(t, tc.wantBody, string(body), "body")
 			if tc.wantStatus < 300 && filepath.Ext(tc.path) == ".wasm" {
-				if got := res.Header.Get("Content-Type"); got != "application/wasm" {
-					t.Errorf("Content-Type %q, want application/wasm", got)
-				}
+				assert.Equal(t, "application/wasm", res.Header.Get("Content-Type"))
 			}
 		})
 	}

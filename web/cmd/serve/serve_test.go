@@ -18,6 +18,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // newTestSite serves the whole demo site (memory or dataDir) on a loopback
@@ -25,30 +28,20 @@ import (
 func newTestSite(t *testing.T, dataDir string) *httptest.Server {
 	t.Helper()
 	dist := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dist, "mediaupload.js"), []byte("export async function load() {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dist, "mediaupload.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dist, "mediaupload.js"), []byte("export async function load() {}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dist, "mediaupload.wasm"), []byte("\x00asm\x01\x00\x00\x00"), 0o644))
 	a, err := newApp(config{dist: dist, dataDir: dataDir, bucket: defaultBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() { srv.Close(); a.Close() })
-	if err := a.listening(context.Background(), srv.URL+"/", ""); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, a.listening(context.Background(), srv.URL+"/", ""))
 	return srv
 }
 
 func do(t *testing.T, method, url string, body []byte, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if body == nil {
 		req.Body = http.NoBody
 		req.ContentLength = 0
@@ -57,14 +50,10 @@ func do(t *testing.T, method, url string, body []byte, header map[string]string)
 		req.Header.Set(k, v)
 	}
 	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
+	require.NoError(t, err, "%s %s", method, url)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "%s %s", method, url)
 	return res, b
 }
 
@@ -105,20 +94,13 @@ func TestRoutes(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 			res, err := c.Get(srv.URL + tc.path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			body, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			if res.StatusCode != tc.wantStatus {
-				t.Fatalf("status %d, want %d: %s", res.StatusCode, tc.wantStatus, body)
-			}
-			if ct := res.Header.Get("Content-Type"); !strings.Contains(ct, tc.wantType) {
-				t.Errorf("Content-Type %q, want it to contain %q", ct, tc.wantType)
-			}
-			if !strings.Contains(string(body), tc.wantBody) {
-				t.Errorf("body does not contain %q: %.300s", tc.wantBody, body)
-			}
+			require.Equal(t, tc.wantStatus, res.StatusCode, "status: %s", body)
+			assert.Contains(t, res.Header.Get("Content-Type"), tc.wantType, "Content-Type")
+			// (Not assert.Contains: the page or script whole would be the message.)
+			assert.True(t, strings.Contains(string(body), tc.wantBody), "body does not contain %q: %.300s", tc.wantBody, body)
 		})
 	}
 }
@@ -137,20 +119,14 @@ func TestFakeGCSResumableCrossOrigin(t *testing.T) {
 		"Access-Control-Request-Method":  "POST",
 		"Access-Control-Request-Headers": "content-type,x-upload-content-type,x-upload-content-length,authorization,content-range,x-guploader-no-308,x-extra",
 	})
-	if res.StatusCode/100 != 2 {
-		t.Fatalf("preflight: status %d", res.StatusCode)
-	}
+	require.Equal(t, 2, res.StatusCode/100, "preflight: status %d", res.StatusCode)
 	// Whatever is asked for is allowed, a header of the page's own (x-extra) too, as Cloud
 	// Storage does.
 	allowed := strings.ToLower(res.Header.Get("Access-Control-Allow-Headers"))
 	for _, h := range []string{"x-upload-content-type", "x-upload-content-length", "content-range", "authorization", "x-guploader-no-308", "x-extra"} {
-		if !strings.Contains(allowed, h) {
-			t.Errorf("preflight does not allow %s: %q", h, allowed)
-		}
+		assert.Contains(t, allowed, h, "preflight's Access-Control-Allow-Headers")
 	}
-	if res.Header.Get("Access-Control-Max-Age") == "" {
-		t.Error("preflight has no Access-Control-Max-Age")
-	}
+	assert.NotEmpty(t, res.Header.Get("Access-Control-Max-Age"), "preflight has no Access-Control-Max-Age")
 
 	cors := map[string]string{"Origin": origin}
 	meta := []byte(`{"name":"dir/g.bin","contentType":"application/x-test"}`)
@@ -160,14 +136,11 @@ func TestFakeGCSResumableCrossOrigin(t *testing.T) {
 		"X-Upload-Content-Type":   "application/x-test",
 		"X-Upload-Content-Length": fmt.Sprint(len(data)),
 	})
-	if res.StatusCode != 200 {
-		t.Fatalf("start: status %d: %s", res.StatusCode, body)
-	}
+	require.Equal(t, 200, res.StatusCode, "start: %s", body)
 	checkExposed(t, res, origin)
 	loc := res.Header.Get("Location")
-	if !strings.HasPrefix(loc, srv.URL+"/upload/storage/v1/b/demo/o?") || !strings.Contains(loc, "upload_id=") {
-		t.Fatalf("Location %q", loc)
-	}
+	require.True(t, strings.HasPrefix(loc, srv.URL+"/upload/storage/v1/b/demo/o?"), "Location %q", loc)
+	require.Contains(t, loc, "upload_id=", "Location")
 
 	const chunk = 262144
 	for off := 0; off < len(data); off += chunk {
@@ -179,45 +152,28 @@ func TestFakeGCSResumableCrossOrigin(t *testing.T) {
 		res, body = do(t, http.MethodPut, loc, data[off:end], h)
 		checkExposed(t, res, origin)
 		if end < len(data) {
-			if res.StatusCode != http.StatusPermanentRedirect {
-				t.Fatalf("chunk at %d: status %d: %s", off, res.StatusCode, body)
-			}
-			if want := fmt.Sprintf("bytes=0-%d", end-1); res.Header.Get("Range") != want {
-				t.Fatalf("chunk at %d: Range %q, want %q", off, res.Header.Get("Range"), want)
-			}
+			require.Equal(t, http.StatusPermanentRedirect, res.StatusCode, "chunk at %d: %s", off, body)
+			require.Equal(t, fmt.Sprintf("bytes=0-%d", end-1), res.Header.Get("Range"), "chunk at %d: Range", off)
 		}
 	}
-	if res.StatusCode != 200 { // docs/protocol.md section 7: 200, never 201
-		t.Fatalf("last chunk: status %d: %s", res.StatusCode, body)
-	}
+	require.Equal(t, 200, res.StatusCode, "last chunk: %s", body) // docs/protocol.md section 7: 200, never 201
 	var obj struct{ Name, Size, MD5Hash string }
-	if err := json.Unmarshal(body, &obj); err != nil {
-		t.Fatal(err)
-	}
-	if obj.Name != "dir/g.bin" || obj.Size != fmt.Sprint(len(data)) || obj.MD5Hash != md5B64(data) {
-		t.Fatalf("final object %+v, want size %d md5 %s", obj, len(data), md5B64(data))
-	}
+	require.NoError(t, json.Unmarshal(body, &obj))
+	require.Equal(t, struct{ Name, Size, MD5Hash string }{"dir/g.bin", fmt.Sprint(len(data)), md5B64(data)}, obj, "final object")
 
 	_, body = do(t, http.MethodGet, srv.URL+"/storage/v1/b/demo/o", nil, cors)
-	if !strings.Contains(string(body), `"md5Hash":"`+md5B64(data)+`"`) {
-		t.Errorf("listing does not show the object: %s", body)
-	}
+	assert.Contains(t, string(body), `"md5Hash":"`+md5B64(data)+`"`, "listing does not show the object")
 	res, body = do(t, http.MethodGet, srv.URL+"/storage/v1/b/demo/o/dir%2Fg.bin?alt=media", nil, cors)
-	if res.StatusCode != 200 || !bytes.Equal(body, data) {
-		t.Errorf("download: status %d, %d bytes, equal %v", res.StatusCode, len(body), bytes.Equal(body, data))
-	}
+	assert.Equal(t, 200, res.StatusCode, "download")
+	assert.True(t, bytes.Equal(body, data), "download: %d bytes, not the data", len(body))
 }
 
 func checkExposed(t *testing.T, res *http.Response, origin string) {
 	t.Helper()
-	if got := res.Header.Get("Access-Control-Allow-Origin"); got != origin && got != "*" {
-		t.Errorf("Access-Control-Allow-Origin %q", got)
-	}
+	assert.Contains(t, []string{origin, "*"}, res.Header.Get("Access-Control-Allow-Origin"), "Access-Control-Allow-Origin")
 	exposed := strings.ToLower(res.Header.Get("Access-Control-Expose-Headers"))
 	for _, h := range []string{"location", "range", "x-http-status-code-override"} {
-		if !strings.Contains(exposed, h) {
-			t.Errorf("Access-Control-Expose-Headers %q lacks %s", exposed, h)
-		}
+		assert.Contains(t, exposed, h, "Access-Control-Expose-Headers")
 	}
 }
 
@@ -226,18 +182,17 @@ func TestFakeGCSMediaAndMultipart(t *testing.T) {
 	data := pattern(5000)
 	res, body := do(t, http.MethodPost, srv.URL+"/upload/storage/v1/b/demo/o?uploadType=media&name=m.bin", data,
 		map[string]string{"Content-Type": "application/octet-stream"})
-	if res.StatusCode != 200 || !strings.Contains(string(body), md5B64(data)) {
-		t.Fatalf("media: %d %s", res.StatusCode, body)
-	}
+	require.Equal(t, 200, res.StatusCode, "media: %s", body)
+	require.Contains(t, string(body), md5B64(data), "media")
 	var mp bytes.Buffer
 	mp.WriteString("--B\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{\"name\":\"mp.bin\"}\r\n--B\r\nContent-Type: application/octet-stream\r\n\r\n")
 	mp.Write(data)
 	mp.WriteString("\r\n--B--")
 	res, body = do(t, http.MethodPost, srv.URL+"/upload/storage/v1/b/demo/o?uploadType=multipart", mp.Bytes(),
 		map[string]string{"Content-Type": "multipart/related; boundary=B"})
-	if res.StatusCode != 200 || !strings.Contains(string(body), md5B64(data)) || !strings.Contains(string(body), `"name":"mp.bin"`) {
-		t.Fatalf("multipart: %d %s", res.StatusCode, body)
-	}
+	require.Equal(t, 200, res.StatusCode, "multipart: %s", body)
+	assert.Contains(t, string(body), md5B64(data), "multipart")
+	assert.Contains(t, string(body), `"name":"mp.bin"`, "multipart")
 }
 
 // The reference server is mounted under /ref/, and its session URIs must
@@ -247,39 +202,28 @@ func TestRefMounted(t *testing.T) {
 	data := pattern(2*262144 + 10)
 	res, body := do(t, http.MethodPost, srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=resumable&name=r.bin", nil,
 		map[string]string{"X-Upload-Content-Length": fmt.Sprint(len(data)), "X-Upload-Content-Type": "application/octet-stream"})
-	if res.StatusCode != 200 {
-		t.Fatalf("start: %d %s", res.StatusCode, body)
-	}
+	require.Equal(t, 200, res.StatusCode, "start: %s", body)
 	loc := res.Header.Get("Location")
-	if !strings.HasPrefix(loc, srv.URL+"/ref/upload/storage/v1/b/demo/o?") {
-		t.Fatalf("Location %q does not point under /ref/", loc)
-	}
+	require.True(t, strings.HasPrefix(loc, srv.URL+"/ref/upload/storage/v1/b/demo/o?"), "Location %q does not point under /ref/", loc)
 	res, body = do(t, http.MethodPut, loc, data[:262144], map[string]string{"Content-Range": fmt.Sprintf("bytes 0-262143/%d", len(data))})
-	if res.StatusCode != http.StatusPermanentRedirect || res.Header.Get("Range") != "bytes=0-262143" {
-		t.Fatalf("chunk: %d Range %q %s", res.StatusCode, res.Header.Get("Range"), body)
-	}
+	require.Equal(t, http.StatusPermanentRedirect, res.StatusCode, "chunk: %s", body)
+	require.Equal(t, "bytes=0-262143", res.Header.Get("Range"), "chunk")
 	res, body = do(t, http.MethodPut, loc, data[262144:], map[string]string{"Content-Range": fmt.Sprintf("bytes 262144-%d/%d", len(data)-1, len(data))})
-	if res.StatusCode != http.StatusCreated || !strings.Contains(string(body), md5B64(data)) {
-		t.Fatalf("last chunk: %d %s", res.StatusCode, body)
-	}
+	require.Equal(t, http.StatusCreated, res.StatusCode, "last chunk: %s", body)
+	require.Contains(t, string(body), md5B64(data), "last chunk")
 	_, body = do(t, http.MethodGet, srv.URL+"/ref/_ref/objects", nil, nil)
-	if !strings.Contains(string(body), `"name":"r.bin"`) || !strings.Contains(string(body), md5B64(data)) {
-		t.Errorf("objects: %s", body)
-	}
+	assert.Contains(t, string(body), `"name":"r.bin"`, "objects")
+	assert.Contains(t, string(body), md5B64(data), "objects")
 	res, body = do(t, http.MethodGet, srv.URL+"/ref/_ref/objects/r.bin", nil, nil)
-	if res.StatusCode != 200 || !bytes.Equal(body, data) {
-		t.Errorf("download: %d, %d bytes", res.StatusCode, len(body))
-	}
+	assert.Equal(t, 200, res.StatusCode, "download")
+	assert.True(t, bytes.Equal(body, data), "download: %d bytes, not the data", len(body))
 
 	// The flaky switch of the page.
 	res, body = do(t, http.MethodPost, srv.URL+"/ref/_ref/faults", []byte(`{"random":{"seed":7,"rate":0.15}}`),
 		map[string]string{"Content-Type": "application/json"})
-	if res.StatusCode != 200 {
-		t.Fatalf("faults: %d %s", res.StatusCode, body)
-	}
-	if res, body = do(t, http.MethodDelete, srv.URL+"/ref/_ref/faults", nil, nil); res.StatusCode != 200 {
-		t.Fatalf("clear faults: %d %s", res.StatusCode, body)
-	}
+	require.Equal(t, 200, res.StatusCode, "faults: %s", body)
+	res, body = do(t, http.MethodDelete, srv.URL+"/ref/_ref/faults", nil, nil)
+	require.Equal(t, 200, res.StatusCode, "clear faults: %s", body)
 }
 
 // With -data, both servers keep their objects across a restart.
@@ -287,42 +231,32 @@ func TestDataDirSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	data := pattern(1234)
 	srv := newTestSite(t, dir)
-	if res, body := do(t, http.MethodPost, srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=media&name=keep.bin", data, nil); res.StatusCode != 200 {
-		t.Fatalf("ref: %d %s", res.StatusCode, body)
-	}
-	if res, body := do(t, http.MethodPost, srv.URL+"/upload/storage/v1/b/demo/o?uploadType=media&name=keep.bin", data, nil); res.StatusCode != 200 {
-		t.Fatalf("gcs: %d %s", res.StatusCode, body)
-	}
+	res, body := do(t, http.MethodPost, srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=media&name=keep.bin", data, nil)
+	require.Equal(t, 200, res.StatusCode, "ref: %s", body)
+	res, body = do(t, http.MethodPost, srv.URL+"/upload/storage/v1/b/demo/o?uploadType=media&name=keep.bin", data, nil)
+	require.Equal(t, 200, res.StatusCode, "gcs: %s", body)
 	srv.Close()
 
 	srv = newTestSite(t, dir) // the bucket exists already: must not panic
-	if _, body := do(t, http.MethodGet, srv.URL+"/ref/_ref/objects/keep.bin", nil, nil); !bytes.Equal(body, data) {
-		t.Errorf("ref lost the object: %q", body)
-	}
-	if _, body := do(t, http.MethodGet, srv.URL+"/storage/v1/b/demo/o/keep.bin?alt=media", nil, nil); !bytes.Equal(body, data) {
-		t.Errorf("fake-gcs lost the object: %q", body)
-	}
+	_, body = do(t, http.MethodGet, srv.URL+"/ref/_ref/objects/keep.bin", nil, nil)
+	assert.Equal(t, data, body, "ref lost the object")
+	_, body = do(t, http.MethodGet, srv.URL+"/storage/v1/b/demo/o/keep.bin?alt=media", nil, nil)
+	assert.Equal(t, data, body, "fake-gcs lost the object")
 }
 
 func TestThrottle(t *testing.T) {
 	srv := newTestSite(t, "")
-	if res, body := do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":1000000}`), nil); res.StatusCode != 200 {
-		t.Fatalf("throttle: %d %s", res.StatusCode, body)
-	}
+	res, body := do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":1000000}`), nil)
+	require.Equal(t, 200, res.StatusCode, "throttle: %s", body)
 	start := time.Now()
 	data := pattern(300_000)
-	if res, body := do(t, http.MethodPost, srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=media&name=slow.bin", data, nil); res.StatusCode != 200 {
-		t.Fatalf("upload: %d %s", res.StatusCode, body)
-	}
-	if d := time.Since(start); d < 200*time.Millisecond {
-		t.Errorf("300 kB at 1 MB/s took %v", d)
-	}
+	res, body = do(t, http.MethodPost, srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=media&name=slow.bin", data, nil)
+	require.Equal(t, 200, res.StatusCode, "upload: %s", body)
+	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond, "300 kB at 1 MB/s")
 	do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":0}`), nil)
 	start = time.Now()
 	do(t, http.MethodPost, srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=media&name=fast.bin", data, nil)
-	if d := time.Since(start); d > 200*time.Millisecond {
-		t.Errorf("unthrottled upload took %v", d)
-	}
+	assert.LessOrEqual(t, time.Since(start), 200*time.Millisecond, "unthrottled upload")
 }
 
 // The network speed's queue (what a request given up still delivers: netlink.Link.SetQueue) is
@@ -333,19 +267,13 @@ func TestThrottleQueue(t *testing.T) {
 		t.Helper()
 		_, body := do(t, http.MethodGet, srv.URL+"/api/throttle", nil, nil)
 		var v map[string]any
-		if err := json.Unmarshal(body, &v); err != nil {
-			t.Fatalf("GET /api/throttle: %v: %s", err, body)
-		}
+		require.NoError(t, json.Unmarshal(body, &v), "GET /api/throttle: %s", body)
 		return v["queueMs"]
 	}
-	if q := queue(); q != 1000.0 {
-		t.Errorf("queueMs %v at start, want 1000", q)
-	}
+	assert.Equal(t, 1000.0, queue(), "queueMs at start")
 	do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":262144,"queueMs":0}`), nil)
 	do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":1048576}`), nil)
-	if q := queue(); q != 0.0 {
-		t.Errorf("queueMs %v after 0 then a POST without it, want 0", q)
-	}
+	assert.Equal(t, 0.0, queue(), "queueMs after 0 then a POST without it")
 }
 
 // The network speed moves the uploads under way too: an upload begun with no limit slows down
@@ -356,27 +284,21 @@ func TestThrottleMovesUploadsUnderWay(t *testing.T) {
 	answered := make(chan time.Time, 1)
 	go func() {
 		res, err := http.Post(srv.URL+"/ref/upload/storage/v1/b/demo/o?uploadType=media&name=moved.bin", "application/octet-stream", pr)
-		if err != nil {
-			t.Error(err)
-		} else {
+		if assert.NoError(t, err) {
 			res.Body.Close()
 		}
 		answered <- time.Now()
 	}()
-	if _, err := pw.Write(pattern(256 << 10)); err != nil {
-		t.Fatal(err)
-	}
+	_, err := pw.Write(pattern(256 << 10))
+	require.NoError(t, err)
 	time.Sleep(100 * time.Millisecond) // read at once: no limit yet
 	set := time.Now()
 	do(t, http.MethodPost, srv.URL+"/api/throttle", []byte(`{"bytesPerSecond":262144}`), nil)
-	if _, err := pw.Write(pattern(128 << 10)); err != nil {
-		t.Fatal(err)
-	}
+	_, err = pw.Write(pattern(128 << 10))
+	require.NoError(t, err)
 	pw.Close()
 	// The last 128 KiB at 256 KiB/s: half a second.
-	if d := (<-answered).Sub(set); d < 350*time.Millisecond {
-		t.Errorf("the upload ended %v after the speed was set to 256 KiB/s with 128 KiB to go, want 0.5 s", d)
-	}
+	assert.GreaterOrEqual(t, (<-answered).Sub(set), 350*time.Millisecond, "the upload's end after the speed was set to 256 KiB/s with 128 KiB to go, want 0.5 s")
 }
 
 func TestAddrFromEnvAndFlag(t *testing.T) {
@@ -398,8 +320,8 @@ func TestAddrFromEnvAndFlag(t *testing.T) {
 		{"127.0.0.1:9999", []string{"-addr", "127.0.0.1:7777"}, "127.0.0.1:7777"},
 	} {
 		c, err := parseFlags(tc.args, env(tc.env), io.Discard)
-		if err != nil || c.addr != tc.want {
-			t.Errorf("env %q args %q: addr %q, err %v; want %q", tc.env, tc.args, c.addr, err, tc.want)
+		if assert.NoError(t, err, "env %q args %q", tc.env, tc.args) {
+			assert.Equal(t, tc.want, c.addr, "env %q args %q: addr", tc.env, tc.args)
 		}
 	}
 }
@@ -438,66 +360,47 @@ func TestRunPrintsRealURL(t *testing.T) {
 	}
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || strings.HasSuffix(url, ":0/") {
 		cancel()
-		t.Fatalf("first line gives %q; stdout %q stderr %q", url, stdout.String(), stderr.String())
+		require.Fail(t, "no URL on the first line", "first line gives %q; stdout %q stderr %q", url, stdout.String(), stderr.String())
 	}
 	res, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Errorf("GET %s: %d", url, res.StatusCode)
-	}
-	if !strings.Contains(stderr.String(), "mediaupload.js not found") {
-		t.Errorf("no warning about the missing dist/: %q", stderr.String())
-	}
+	assert.Equal(t, 200, res.StatusCode, "GET %s", url)
+	assert.Contains(t, stderr.String(), "mediaupload.js not found", "no warning about the missing dist/")
 	cancel()
-	if c := <-code; c != 0 {
-		t.Errorf("exit code %d after interrupt", c)
-	}
+	assert.Zero(t, <-code, "exit code after interrupt")
 }
 
 // A busy port gives one clear line and exit code 1, not a stack trace.
 func TestBusyPort(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ln.Close()
 	var stdout, stderr syncBuffer
 	code := run(context.Background(), []string{"-addr", ln.Addr().String(), "-dist", t.TempDir()},
 		func(string) string { return "" }, &stdout, &stderr)
-	if code != 1 {
-		t.Errorf("exit code %d, want 1", code)
-	}
+	assert.Equal(t, 1, code, "exit code")
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	last := lines[len(lines)-1]
-	if !strings.Contains(last, "already in use") || !strings.Contains(last, ln.Addr().String()) || !strings.Contains(last, addrEnv) {
-		t.Errorf("message %q", last)
+	for _, want := range []string{"already in use", ln.Addr().String(), addrEnv} {
+		assert.Contains(t, last, want, "the last line")
 	}
-	if strings.Contains(stderr.String(), "goroutine") || stdout.String() != "" {
-		t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
-	}
+	assert.NotContains(t, stderr.String(), "goroutine", "a stack trace")
+	assert.Empty(t, stdout.String(), "stdout")
 }
 
 func TestExamplesAndTheirWidgets(t *testing.T) {
 	examples, modules := t.TempDir(), t.TempDir()
 	write := func(path, body string) {
 		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
 	}
 	write(filepath.Join(examples, "uppy.html"), "<title>uppy example</title>")
 	write(filepath.Join(modules, "jquery/dist/jquery.min.js"), "/*! jQuery */")
 	write(filepath.Join(modules, "esbuild/lib/main.js"), "/* not a widget */")
 	a, err := newApp(config{dist: t.TempDir(), bucket: defaultBucket, examples: examples, modules: modules})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() { srv.Close(); a.Close() })
 	for path, want := range map[string]int{
@@ -507,9 +410,7 @@ func TestExamplesAndTheirWidgets(t *testing.T) {
 		"/node_modules/../go.mod":                 404,
 	} {
 		res, body := do(t, "GET", srv.URL+path, nil, nil)
-		if res.StatusCode != want {
-			t.Errorf("GET %s: %d, want %d: %.100s", path, res.StatusCode, want, body)
-		}
+		assert.Equal(t, want, res.StatusCode, "GET %s: %.100s", path, body)
 	}
 }
 
@@ -517,44 +418,27 @@ func TestExamplesAndTheirWidgets(t *testing.T) {
 // Vite app built on demand): before, a bare 404.
 func TestExamplesIndexLinksWhatIsBuilt(t *testing.T) {
 	index, err := os.ReadFile("../../examples/index.html")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	examples := t.TempDir()
-	if err := os.WriteFile(filepath.Join(examples, "index.html"), index, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(examples, "index.html"), index, 0o644))
 	a, err := newApp(config{dist: t.TempDir(), bucket: defaultBucket, examples: examples, modules: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := httptest.NewServer(a)
 	t.Cleanup(func() { srv.Close(); a.Close() })
 	get := func() string {
 		t.Helper()
 		res, body := do(t, "GET", srv.URL+"/examples/", nil, nil)
-		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-			t.Fatalf("GET /examples/: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
-		}
+		require.Equal(t, 200, res.StatusCode, "GET /examples/")
+		require.True(t, strings.HasPrefix(res.Header.Get("Content-Type"), "text/html"), "GET /examples/: %s", res.Header.Get("Content-Type"))
 		return string(body)
 	}
 	page := get()
-	if strings.Contains(page, `href="react/dist/"`) || !strings.Contains(page, "React <em>(not built here yet)</em>") {
-		t.Errorf("before the React example is built, the index links it or does not say so:\n%s", page)
-	}
-	if !strings.Contains(page, `href="uppy.html"`) {
-		t.Errorf("the other examples' links went:\n%s", page)
-	}
-	if err := os.MkdirAll(filepath.Join(examples, "react/dist"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(examples, "react/dist/index.html"), []byte("<title>built</title>"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if page := get(); !strings.Contains(page, `<a href="react/dist/">React</a>`) {
-		t.Errorf("once the React example is built, the index does not link it:\n%s", page)
-	}
-	if res, _ := do(t, "GET", srv.URL+"/examples/react/dist/", nil, nil); res.StatusCode != 200 {
-		t.Errorf("GET /examples/react/dist/: %d", res.StatusCode)
-	}
+	assert.NotContains(t, page, `href="react/dist/"`, "before the React example is built, the index links it")
+	assert.Contains(t, page, "React <em>(not built here yet)</em>", "before the React example is built, the index does not say so")
+	assert.Contains(t, page, `href="uppy.html"`, "the other examples' links went")
+	require.NoError(t, os.MkdirAll(filepath.Join(examples, "react/dist"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(examples, "react/dist/index.html"), []byte("<title>built</title>"), 0o644))
+	assert.Contains(t, get(), `<a href="react/dist/">React</a>`, "once the React example is built, the index does not link it")
+	res, _ := do(t, "GET", srv.URL+"/examples/react/dist/", nil, nil)
+	assert.Equal(t, 200, res.StatusCode, "GET /examples/react/dist/")
 }

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // With -tls-addr the site is served over HTTPS with HTTP/2 too: the first line names both
@@ -33,9 +36,8 @@ func TestRunServesHTTPS(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && m == nil; time.Sleep(20 * time.Millisecond) {
 		m = first.FindStringSubmatch(stdout.String())
 	}
-	if m == nil || strings.HasSuffix(m[2], ":0/") {
-		t.Fatalf("first lines %q, stderr %q", stdout.String(), stderr.String())
-	}
+	require.NotNil(t, m, "first lines %q, stderr %q", stdout.String(), stderr.String())
+	require.False(t, strings.HasSuffix(m[2], ":0/"), "first lines %q", stdout.String())
 	plainURL, secureURL, spki := m[1], m[2], m[3]
 
 	// A client that trusts the one key the second line names.
@@ -56,44 +58,33 @@ func TestRunServesHTTPS(t *testing.T) {
 	client := &http.Client{Transport: tr}
 
 	res, err := client.Get(secureURL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
-	if res.StatusCode != 200 || res.Proto != "HTTP/2.0" {
-		t.Errorf("GET %s: %d over %s, want 200 over HTTP/2.0", secureURL, res.StatusCode, res.Proto)
-	}
+	assert.Equal(t, 200, res.StatusCode, "GET %s", secureURL)
+	assert.Equal(t, "HTTP/2.0", res.Proto, "GET %s", secureURL)
 	// The network speed set over HTTP holds over HTTPS: one state.
-	if res, err = http.Post(plainURL+"api/throttle", "application/json", strings.NewReader(`{"bytesPerSecond":1000000,"rttMs":30}`)); err != nil {
-		t.Fatal(err)
-	}
+	res, err = http.Post(plainURL+"api/throttle", "application/json", strings.NewReader(`{"bytesPerSecond":1000000,"rttMs":30}`))
+	require.NoError(t, err)
 	res.Body.Close()
 	res, err = client.Post(secureURL+"ref/upload/storage/v1/b/demo/o?uploadType=resumable&name=h2.bin", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res.Body.Close()
 	loc := res.Header.Get("Location")
-	if !strings.HasPrefix(loc, secureURL+"ref/upload/") {
-		t.Fatalf("session URI %q, want one under %sref/upload/", loc, secureURL)
-	}
+	require.True(t, strings.HasPrefix(loc, secureURL+"ref/upload/"), "session URI %q, want one under %sref/upload/", loc, secureURL)
 	data := pattern(300_000)
 	req, _ := http.NewRequest("PUT", loc, bytes.NewReader(data))
 	req.Header.Set("Content-Range", "bytes 0-299999/300000")
 	t0 := time.Now()
-	if res, err = client.Do(req); err != nil {
-		t.Fatal(err)
-	}
+	res, err = client.Do(req)
+	require.NoError(t, err)
 	res.Body.Close()
-	if d := time.Since(t0); res.StatusCode != 201 || res.Proto != "HTTP/2.0" || d < 250*time.Millisecond {
-		t.Errorf("300 kB at 1 MB/s over HTTPS: %d over %s in %v, want 201 over HTTP/2.0 in 0.3 s or more", res.StatusCode, res.Proto, d)
-	}
+	took := time.Since(t0)
+	assert.Equal(t, 201, res.StatusCode, "300 kB at 1 MB/s over HTTPS")
+	assert.Equal(t, "HTTP/2.0", res.Proto, "300 kB at 1 MB/s over HTTPS")
+	assert.GreaterOrEqual(t, took, 250*time.Millisecond, "300 kB at 1 MB/s over HTTPS: want 0.3 s or more")
 	res, body := do(t, "GET", plainURL+"ref/_ref/objects/h2.bin", nil, nil)
-	if res.StatusCode != 200 || md5B64(body) != md5B64(data) {
-		t.Errorf("stored object: %d, %d bytes", res.StatusCode, len(body))
-	}
+	assert.Equal(t, 200, res.StatusCode, "stored object")
+	assert.Equal(t, md5B64(data), md5B64(body), "stored object's MD5 (%d bytes)", len(body))
 	cancel()
-	if c := <-code; c != 0 {
-		t.Errorf("exit code %d after interrupt", c)
-	}
+	assert.Zero(t, <-code, "exit code after interrupt")
 }
