@@ -18,6 +18,8 @@
 //   - checksums: each engine's ways to read a Blob or File, the module's CRC-32C and MD5 beside
 //     hash-wasm's, uploads with the default CRC32C against none, load() and 1,000 small files,
 //     with the page's worst event-loop delay (hashing.mjs).
+//   - a thousand files set on the demo's input in Chromium: the page's worst delay, and whose
+//     its long tasks are, from the DevTools trace (input.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -28,6 +30,7 @@ import { benchChanges } from "./changes.mjs";
 import { benchEngines } from "./engines.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchHashing } from "./hashing.mjs";
+import { benchInput } from "./input.mjs";
 import { benchLinkEngines, benchLinks, prepareLinks } from "./links.mjs";
 import { BLOBS } from "./page-blobs.mjs";
 import { median } from "./common.mjs";
@@ -43,7 +46,7 @@ const LINK_ENGINE_RUNS = Number(process.env.BENCH_LINK_ENGINE_RUNS ?? 2);
 const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 // Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
-// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files or hashing runs that part alone.
+// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files, hashing or input runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -224,7 +227,8 @@ if (ONLY === "" || ONLY === "engines") await benchEngines(ENGINE_RUNS);
 if (ONLY === "" || ONLY === "changes") await benchChanges();
 if (ONLY === "" || ONLY === "bodies") await benchBodies();
 if (ONLY === "" || ONLY === "hashing") await benchHashing();
-if (ONLY === "engines" || ONLY === "changes" || ONLY === "bodies" || ONLY === "hashing") process.exit();
+if (ONLY === "" || ONLY === "input") await benchInput();
+if (ONLY === "engines" || ONLY === "changes" || ONLY === "bodies" || ONLY === "hashing" || ONLY === "input") process.exit();
 
 // tls: the reference server serves HTTPS with HTTP/2 beside HTTP (the links part uses both);
 // everything else goes to its HTTP origin, as before.
