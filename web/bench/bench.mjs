@@ -20,6 +20,8 @@
 //     with the page's worst event-loop delay (hashing.mjs).
 //   - the backend package's session starts a second and their latency, 1,000 page requests at
 //     once against fake-gcs-server, no browser (sessions.mjs runs web/bench/sessions).
+//   - a thousand files set on the demo's input in Chromium: the page's worst delay, and whose
+//     its long tasks are, from the DevTools trace (input.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -30,6 +32,7 @@ import { benchChanges } from "./changes.mjs";
 import { benchEngines } from "./engines.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchHashing } from "./hashing.mjs";
+import { benchInput } from "./input.mjs";
 import { benchLinkEngines, benchLinks, prepareLinks } from "./links.mjs";
 import { benchSessions } from "./sessions.mjs";
 import { BLOBS } from "./page-blobs.mjs";
@@ -46,7 +49,7 @@ const LINK_ENGINE_RUNS = Number(process.env.BENCH_LINK_ENGINE_RUNS ?? 2);
 const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 // Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
-// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files, hashing or sessions runs that part alone.
+// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files, hashing, sessions or input runs that part alone.
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -229,7 +232,8 @@ if (ONLY === "" || ONLY === "changes") await benchChanges();
 if (ONLY === "" || ONLY === "bodies") await benchBodies();
 if (ONLY === "" || ONLY === "hashing") await benchHashing();
 if (ONLY === "" || ONLY === "sessions") benchSessions();
-if (["engines", "changes", "bodies", "hashing", "sessions"].includes(ONLY)) process.exit();
+if (ONLY === "" || ONLY === "input") await benchInput();
+if (["engines", "changes", "bodies", "hashing", "sessions", "input"].includes(ONLY)) process.exit();
 
 // tls: the reference server serves HTTPS with HTTP/2 beside HTTP (the links part uses both);
 // everything else goes to its HTTP origin, as before.

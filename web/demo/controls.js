@@ -4,8 +4,7 @@
 // when files are added, so a batch keeps the settings it was added with.
 
 import { fmtBytes, fmtRate } from "./format.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $ } from "./page.js";
 
 // The serve command describes its targets at /api/config; these defaults match it, so the
 // page still works when served some other way.

@@ -4,11 +4,16 @@
 //
 // Where things are:
 //   demo.js       this file: loads the module and wires the parts together
-//   state.js      the state: one record per upload, and the totals (no DOM)
+//   state.js      the state: one record per upload (its fields written down there), and the
+//                 totals (no DOM)
 //   uploads.js    starting uploads (one mu.queue), and what the module reports, into the state
 //   list.js       drawing the list: the overall line, which rows are in the page, and when
 //                 they are drawn (in batches: the page never waits)
 //   rows.js       drawing one upload's row
+//   windowing.js  a long list's window: only the rows near the screen in the page (the
+//                 uploads list, the objects table)
+//   page.js       what every part shares: $, writes of what changed, and the time one slice
+//                 of the page's work may take
 //   controls.js   the settings panel: targets, upload options, network speed, flaky network
 //   picking.js    the drop zone, file picker, handles; gzip on the fly
 //   record.js     "● Record": a recording uploaded while it is made
@@ -17,7 +22,7 @@
 //   format.js     numbers, times, errors and request ranges written for people
 //
 // ?worker=1 loads the module with load({ worker: true }), ?worker=0 with load({ worker:
-// false }); without it, load() as it is.
+// false }); without it, load() as it is. The header says where it runs (mu.mode).
 import { load } from "/dist/mediaupload.js";
 import { loadConfig, refreshNote, showSpeed, syncFlaky, wireControls } from "./controls.js";
 import { fmtError } from "./format.js";
@@ -28,8 +33,7 @@ import { initList, removeRows } from "./list.js";
 import { entries, removeFinished } from "./state.js";
 import { initUnfinished, refreshUnfinished, showUnfinishedSoon } from "./unfinished.js";
 import { actions, initUploads, moduleLoaded, uploading } from "./uploads.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $ } from "./page.js";
 
 function wire() {
   initList(actions);
@@ -79,7 +83,7 @@ async function main() {
     document.body.dataset.ready = "error";
     return;
   }
-  $("#version").textContent = `Module ${mu.version}${worker === "1" ? ", in a Worker" : worker === "0" ? ", on the page's thread" : ""}.`;
+  $("#version").textContent = `Module ${mu.version}, ${mu.mode === "worker" ? "in a Worker" : "on the page's thread"}.`;
   await initUnfinished(mu);
   document.body.dataset.ready = "yes";
   moduleLoaded(mu);

@@ -3,38 +3,36 @@
 //
 // A thousand files dropped at once must not hold the page (the worst delay of a 10 ms timer
 // stays under 50 ms), so:
-//   - changes are drawn in batches, at most BUDGET_MS of work per task, the rest in the next;
-//     only rows in the page are drawn, a row kept aside is drawn when it comes back;
-//   - a long list is a window: only the rows near the screen are in the page (a screen above,
-//     two below); the rest of the list's height is padding, made of each row's measured
-//     height (a ResizeObserver), or an estimate for a row not measured as it is now. With a
-//     thousand rows in the page, the browser's own work (style, layout, paint, and
-//     content-visibility's checks of what is on screen) took 50-350 ms a frame in Chromium;
-//     with the window it costs what twenty rows cost. A short list (up to SHORT rows) is in
-//     the page whole.
+//   - changes are drawn in batches, at most SLICE_MS of work per task (page.js), the rest in
+//     the next; only rows in the page are drawn, a row kept aside is drawn when it comes back;
+//   - a long list is a window (windowing.js): only the rows near the screen are in the page;
+//     the rest of the list's height is padding, made of each row's measured height (a
+//     ResizeObserver) with the gap after it (demo.css), or the height of its kind of row for
+//     a row not measured as it is now.
 // A row is made when it first comes into the window, and kept (its open log, its scroll) when
 // it leaves it.
 
 import { fmtBytes, fmtCount, fmtDuration, fmtLeft, fmtRate } from "./format.js";
-import { attr, draw, makeRow, set } from "./rows.js";
+import { $, SLICE_MS, attr, set } from "./page.js";
+import { draw, makeRow } from "./rows.js";
 import { dirty, entries, inState, liveCount, rate, totals, watchChanges } from "./state.js";
+import { SHORT, followScroll, windowOf } from "./windowing.js";
 
-const $ = (sel, root = document) => root.querySelector(sel);
-
-const BUDGET_MS = 6; // of drawing per task
 const FRAME_MS = 200; // between two drawings of what changed
 const NEW_ROWS = 8; // rows made at most in one drawing
 const SOON_MS = 20; // between two drawings that make rows (the browser lays out the last meanwhile)
-const SHORT = 60; // rows: a list this long is in the page whole
-const GAP = 8; // px between rows (demo.css, .uploads > li)
 
 let timer = null;
 let drawingNow = false; // a drawing is asked for as soon as the task ends (a microtask)
-let framing = false; // a window update is asked for the next frame (a scroll)
 const byID = new Map(); // row id -> entry, for the rows' buttons
 const inPage = new Set(); // the entries whose rows are in the page
-const measured = new Map(); // entry -> { h, kind }: its row's height, and the kind of row it was then
-const typical = { c: 90, x: 200, f: 240 }; // a kind's height until one is measured
+const measured = new Map(); // entry -> { h, kind }: its row's height with the gap after it, and the kind of row it was then
+
+// The kinds of row, by what they show (demo.css): an upload under way (or a finished one the
+// user opened) shows its bar, figures and buttons; a finished one collapses to a line or two;
+// a failed one shows its error too.
+const ROW = Object.freeze({ FULL: "full", COLLAPSED: "collapsed", FAILED: "failed" });
+const typical = { [ROW.FULL]: 200, [ROW.COLLAPSED]: 90, [ROW.FAILED]: 240 }; // a kind's height until one is measured
 
 /** Starts drawing the list; actions are what the rows' buttons do ({ pause, resume, cancel }). */
 export function initList(actions) {
@@ -62,16 +60,7 @@ export function initList(actions) {
     }
   }, true);
   // The window follows the scroll, in the next frame.
-  const follow = () => {
-    if (framing || entries.length <= SHORT) return;
-    framing = true;
-    requestAnimationFrame(() => {
-      framing = false;
-      placeRows();
-    });
-  };
-  addEventListener("scroll", follow, { passive: true });
-  addEventListener("resize", follow);
+  followScroll([window], () => entries.length > SHORT, () => placeRows());
   // The overall rate and time left move while uploads run, whatever else changes.
   setInterval(() => {
     if (liveCount() === 0) return;
@@ -87,7 +76,7 @@ export function initList(actions) {
  */
 export function schedule(soon = false) {
   if (soon && entries.length <= SHORT && !drawingNow) {
-    // A short list's new rows are there when the pick or drop that added them has returned.
+    // A short list's new rows are in the page at the end of the task that made them.
     drawingNow = true;
     queueMicrotask(() => {
       drawingNow = false;
@@ -101,7 +90,7 @@ export function schedule(soon = false) {
 
 function flush() {
   timer = null;
-  const end = performance.now() + BUDGET_MS;
+  const end = performance.now() + SLICE_MS;
   placeRows(end); // first: it reads the layout, which nothing has changed yet in this task
   drawOverall();
   for (const entry of dirty) {
@@ -133,18 +122,20 @@ export function removeRows(gone) {
 // ---------------------------------------------------------------- the window
 
 // Row heights as the browser lays them out, for the padding that stands for the rows not in
-// the page. A row's kind: c collapsed (finished), f failed, x under way.
-const kindOf = (e) => ((e.state === "done" || e.state === "aborted") && !e.open ? "c" : e.state === "failed" ? "f" : "x");
+// the page.
+const kindOf = (e) => ((e.state === "done" || e.state === "aborted") && !e.open ? ROW.COLLAPSED : e.state === "failed" ? ROW.FAILED : ROW.FULL);
 const heightOf = (e) => {
   const m = measured.get(e);
   return m && m.kind === kindOf(e) ? m.h : typical[kindOf(e)];
 };
+let gap = null; // px after each row: its margin (demo.css, .uploads > li), read once
 const sizes = new ResizeObserver((seen) => {
   let moved = false;
   for (const s of seen) {
     const entry = byID.get(Number(s.target.dataset.id));
     if (!entry || !inPage.has(entry)) continue;
-    const h = (s.borderBoxSize?.[0]?.blockSize ?? s.target.offsetHeight) + GAP;
+    gap ??= parseFloat(getComputedStyle(s.target).marginBottom) || 0;
+    const h = (s.borderBoxSize?.[0]?.blockSize ?? s.target.offsetHeight) + gap;
     const kind = kindOf(entry);
     if (Math.abs((measured.get(entry)?.h ?? 0) - h) > 0.5 || measured.get(entry)?.kind !== kind) moved = true;
     measured.set(entry, { h, kind });
@@ -160,25 +151,10 @@ const sizes = new ResizeObserver((seen) => {
  */
 function placeRows(end = Infinity) {
   const list = $("#uploads");
-  let first = 0, last = entries.length, above = 0, below = 0;
-  if (entries.length > SHORT) {
-    // In the list's own coordinates: a screen above what is seen, two below.
-    const top = list.getBoundingClientRect().top + parseFloat(list.style.paddingTop || "0");
-    const from = -innerHeight - top, to = 2 * innerHeight - top;
-    let y = 0;
-    first = -1;
-    for (let i = 0; i < entries.length; i++) {
-      const h = heightOf(entries[i]);
-      if (first < 0 && y + h > from) [first, above] = [i, y];
-      if (first >= 0 && y >= to) {
-        last = i;
-        break;
-      }
-      y += h;
-    }
-    if (first < 0) [first, above] = [entries.length, y];
-    for (let i = last; i < entries.length; i++) below += heightOf(entries[i]);
-  }
+  // Where the screen's top is in the list's own coordinates (read for a long list only: it
+  // asks the browser for the layout).
+  const top = entries.length > SHORT ? -(list.getBoundingClientRect().top + parseFloat(list.style.paddingTop || "0")) : 0;
+  let { first, last, above, below } = windowOf(entries.length, (i) => heightOf(entries[i]), top, innerHeight);
   // The rows made already, and new ones as the time allows, from the top: at most NEW_ROWS a
   // drawing, as the browser's first style and layout of a row cost more than making it (WebKit:
   // twenty new rows held the page 60-90 ms).

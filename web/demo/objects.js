@@ -1,17 +1,14 @@
 // "Stored on …": the objects the target holds, as its server lists them, with a download link
 // each. Asked when the target changes, on Refresh, and when the page's uploads have ended (not
-// while a batch runs). The table scrolls in its box; a long listing has only the rows in view
-// (and a screen either side) in the page, one line each, spacer rows standing for the others:
-// a thousand rows in the table made the page lay them all out again at every listing, over
-// 100 ms at once. A row is made once per object and kept while it shows the same.
+// while a batch runs). The table scrolls in its box; a long listing is a window
+// (windowing.js), its rows one line each, spacer rows standing for those not in the page. A
+// row is made once per object and kept while it shows the same.
 
 import { fmtBytes } from "./format.js";
 import { liveCount } from "./state.js";
 import { settings, site } from "./controls.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
-
-const SHORT = 200; // objects: a listing this long is in the page whole
+import { $ } from "./page.js";
+import { SHORT, followScroll, windowOf } from "./windowing.js";
 
 let timer = null;
 let listed = { target: "", objects: [] }; // the last listing
@@ -69,36 +66,27 @@ export async function loadObjects() {
 
 /** Wires the table's scrolling: the rows in view follow it. */
 export function wireObjects() {
-  let framing = false;
-  $("#objects").closest(".table-wrap").addEventListener("scroll", () => {
-    if (framing || listed.objects.length <= SHORT) return;
-    framing = true;
-    requestAnimationFrame(() => {
-      framing = false;
-      drawRows();
-    });
-  }, { passive: true });
+  followScroll([$("#objects").closest(".table-wrap")], () => listed.objects.length > SHORT, drawRows);
 }
 
 // Puts in the table the rows of the objects in view (all of a short listing).
 function drawRows() {
   const { target, objects } = listed;
   const tbody = $("#objects tbody");
-  let first = 0, last = objects.length;
-  if (objects.length > SHORT) {
-    const wrap = tbody.closest(".table-wrap");
-    if (!lineHeight) {
-      // One row, measured once: every row is one line.
-      place(tbody, [row(target, objects[0])]);
-      lineHeight = tbody.firstElementChild.getBoundingClientRect().height || 24;
-    }
-    const seen = Math.ceil(wrap.clientHeight / lineHeight) || 12;
-    first = Math.max(0, Math.floor(wrap.scrollTop / lineHeight) - seen);
-    last = Math.min(objects.length, first + 3 * seen);
+  const wrap = tbody.closest(".table-wrap");
+  const long = objects.length > SHORT; // the layout is read for a long listing only
+  if (long && !lineHeight) {
+    // One row, measured once: every row is one line.
+    place(tbody, [row(target, objects[0])]);
+    lineHeight = tbody.firstElementChild.getBoundingClientRect().height || 24;
   }
+  // What the box shows: its height once full (demo.css, .table-wrap's max-height), not what a
+  // first, short drawing left it.
+  const seen = long ? parseFloat(getComputedStyle(wrap).maxHeight) || wrap.clientHeight : 0;
+  const { first, last, above, below } = windowOf(objects.length, () => lineHeight, long ? wrap.scrollTop : 0, seen);
   const trs = objects.slice(first, last).map((o) => row(target, o));
-  spacers[0].style.height = `${first * lineHeight}px`;
-  spacers[1].style.height = `${(objects.length - last) * lineHeight}px`;
+  spacers[0].style.height = `${above}px`;
+  spacers[1].style.height = `${below}px`;
   place(tbody, [...(first ? [spacers[0]] : []), ...trs, ...(last < objects.length ? [spacers[1]] : [])]);
 }
 

@@ -6,8 +6,7 @@
 
 import { settings, showNote } from "./controls.js";
 import { addFiles } from "./uploads.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $ } from "./page.js";
 
 const pickerHandles = typeof window.showOpenFilePicker === "function";
 

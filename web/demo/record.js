@@ -3,8 +3,7 @@
 
 import { settings } from "./controls.js";
 import { addStream } from "./uploads.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $ } from "./page.js";
 
 let recording = null; // { recorder }
 

@@ -7,9 +7,8 @@
 // page, and when they are drawn, is list.js's.
 
 import { fmtBytes, fmtLeft, fmtRate } from "./format.js";
+import { $, attr, set } from "./page.js";
 import { LIVE } from "./state.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
 
 const MAX_LOG = 500; // request log lines kept per row
 
@@ -199,13 +198,4 @@ function drawLog(entry, row) {
     });
     if (line.title) line.tr.cells[4].title = line.title;
   }
-}
-
-// Writes only what changed: a row drawn again costs no more than what moved.
-export function set(el, text) {
-  if (el.textContent !== text) el.textContent = text;
-}
-
-export function attr(el, name, value) {
-  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }

@@ -3,20 +3,37 @@
 // (uploads.js); what the page shows is drawn from here (list.js, rows.js), a few times a
 // second at most, never once per event. Nothing in this file touches the DOM.
 //
-// An entry's fields, written by uploads.js and read by list.js and rows.js:
-//   id, file        the File (or what a row shows of a stream or an unfinished upload: name,
-//                   size, type; `plain` is the File a gzip stream compresses)
+// An entry: every field it ever has is made by newEntry, and written down here (uploads.js
+// writes what the module reports, list.js and rows.js read it; a field written elsewhere says
+// so).
+//   id              its number on this page (its row's data-id)
+//   file            the File, until the upload has ended; then (and for what is not a File) what
+//                   its row shows of it: { name, size, type, lastModified, plain } (`plain`:
+//                   the File a gzip stream compresses; once ended, only its size)
 //   from            where the bytes come from when not from `file` itself: { stream, handle,
-//                   unfinished, picked } (uploads.js)
+//                   unfinished, picked } (uploads.js), and `held`: paused before it was handed
+//                   to the module
 //   settings        the page's settings when the file was added (controls.js, settings())
+//   up              the module's upload object while the upload runs, else null
 //   state           the upload's state (docs/api.md, "The upload object")
-//   loaded, confirmed, total, progress   the last progress report; total is 0 for a stream
-//                   until its end is read
-//   requests, retries, restarts, kept    counts for the row's summary
-//   log             the request log's lines: { cells: [[text, class]], cls, title, tr }
-//   error, notice, md5, md5Text, meta    what the row says once the upload has ended
+//   loaded, confirmed, total   the last progress report (total is 0 for a stream until its
+//                   end is read)
+//   progress        the last report's rate and time left: { bytesPerSecond, secondsLeft }
+//   counted         its part of the totals below: { sent, bytes } (state.js)
+//   t0              when it was added (performance.now()): its log's times count from it
+//   requests, retries, restarts, kept   counts for the row's summary
+//   log, logEdits   the request log's lines, { cells: [[text, class]], cls, title, tr }, and
+//                   those edited since the row was drawn (a partial keep)
+//   firstRequest, lastRequest, lastChunk   the request log's state: whether no request has
+//                   been seen yet, the last one ({ method, url }), and the last chunk answered
+//                   ({ first, last, line }), whose keep the next progress report tells
+//   resumedPending, resumedAt   a remembered session's first request was a status query, and
+//                   where the server's answer put the upload (null before)
+//   lastSessionURL  the session of its last try, for Retry
+//   error, notice, md5, md5Text, meta   what the row says once the upload has ended
 //   open            the user opened its request log or metadata (list.js): it stays expanded
 //   row, stale      its row, once made (rows.js), and whether it changed while out of the page
+//                   (list.js)
 
 /** The states in which an upload is under way (or waits its turn). */
 export const LIVE = new Set(["queued", "starting", "uploading", "retrying", "offline"]);
@@ -54,16 +71,22 @@ let nextID = 1;
 export function newEntry(file, from, settings) {
   const entry = {
     id: nextID++,
-    file, from, settings,
+    file, from: { stream: null, handle: null, unfinished: null, picked: null, held: false, ...from }, settings,
+    up: null,
     state: "queued",
     loaded: 0, confirmed: 0,
     total: from.stream ? 0 : file.size,
     progress: null,
+    counted: { sent: 0, bytes: 0 },
+    t0: performance.now(),
     requests: 0, retries: 0, restarts: 0, kept: 0,
     log: [], logEdits: [],
-    error: null, notice: "", md5: "", meta: null,
-    counted: { sent: 0, bytes: 0 },
-    up: null, t0: performance.now(),
+    firstRequest: true, lastRequest: null, lastChunk: null,
+    resumedPending: false, resumedAt: null,
+    lastSessionURL: null,
+    error: null, notice: "", md5: "", md5Text: "", meta: null,
+    open: false,
+    row: null, stale: false,
   };
   entries.push(entry);
   totals.files++;
@@ -82,7 +105,6 @@ export function removeFinished() {
     count(e.state, -1);
     totals.sent -= e.counted.sent;
     totals.bytes -= e.counted.bytes;
-    e.removed = true;
     dirty.delete(e);
   }
   const kept = entries.filter((e) => !FINISHED.has(e.state));

@@ -10,8 +10,7 @@ import { announce } from "./list.js";
 import { entries, liveCount } from "./state.js";
 import { settings, showNote, uploadURL } from "./controls.js";
 import { addUnfinished } from "./uploads.js";
-
-const $ = (sel, root = document) => root.querySelector(sel);
+import { $ } from "./page.js";
 
 let mu = null;
 let list = []; // the last answer of mu.unfinished()

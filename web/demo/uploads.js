@@ -1,16 +1,15 @@
 // Starting uploads, and writing what the module reports into state.js (list.js and rows.js
 // draw it).
 //
-// Files go through mu.queue, six at a time (docs/api.md, "Many files: a queue"): a thousand
-// uploads started at once would each wait inside the browser with their timers running. They
-// are handed to the queue a few milliseconds' worth per task, so that a thousand files dropped
-// at once never hold the page, and in lots of LOT: a queue keeps every upload added to it
-// (q.uploads) with its listeners for as long as the page holds the queue, and a thousand
-// uploads' worth made each pass of Chromium's collector hold the page 50-85 ms. So the next
-// files go to a new queue once every upload of the current lot has started (for a moment up
-// to twice six run), and a lot's queue is let go when its uploads have ended. A stream (a
-// recording, a file gzipped on the fly) and an unfinished upload picked up again start at
-// once: someone is waiting for that one.
+// Files go through one mu.queue, six at a time (docs/api.md, "Many files: a queue"): a
+// thousand uploads started at once would each wait inside the browser with their timers
+// running. The queue lets go of each upload's File, options and listeners once it has ended
+// (and this file of the entry's: letGo), so a page that keeps it holds little per file. Files
+// added are made entries and handed to the queue SLICE_MS at a time (page.js), so that a
+// thousand dropped at once never hold the page: WebKit's first read of a File's size (a row
+// shows it) takes a third of a millisecond. A stream (a recording, a file gzipped on the fly)
+// and an unfinished upload picked up again start at once, outside the queue: someone is
+// waiting for that one.
 //
 // The module's verdict is the md5 check a row shows: every upload asks for checksum "md5" (or
 // "both"), so the module hashes what it sends and compares it with the md5Hash the server
@@ -18,15 +17,13 @@
 
 import { fmtBytes, fmtDuration, fmtError, describeRange, withoutQuery } from "./format.js";
 import { announce } from "./list.js";
+import { sliced } from "./page.js";
 import { liveCount, newEntry, setProgress, setState, touch } from "./state.js";
 import { uploadURL } from "./controls.js";
 
-const LOT = 100;
-
 let mu = null;
-let lot = null; // { queue, ups }: the queue files go to now, and the uploads added to it
-const pending = []; // entries not handed to the module yet, in order
-let feeding = null;
+let queue = null; // the page's mu.queue, once the module is loaded
+const pending = []; // entries made before the module was loaded, in order: started once it is
 let hooks = { started() {}, settled() {} };
 
 /** Wires the hooks: started(entry) when an upload starts, settled(entry) when it ends. */
@@ -37,7 +34,8 @@ export function initUploads(h) {
 /** The module is loaded: what was added meanwhile starts. */
 export function moduleLoaded(m) {
   mu = m;
-  feed();
+  queue = mu.queue();
+  starting.add(pending.splice(0));
 }
 
 /**
@@ -46,86 +44,50 @@ export function moduleLoaded(m) {
  * session: after a reload the upload goes on without a picker), or null.
  */
 export function addFiles(items, s) {
-  if (!items.length) return;
-  adding.push({ items, s, at: 0 });
-  if (addingTimer === null) addSome();
+  adding.add(items.map((item) => ({ ...item, s })));
 }
 
-// Files added and not made entries yet. A thousand at once are made a few milliseconds' worth
-// per task: each is cheap, but WebKit's first read of a File's size is not (a third of a
-// millisecond each, measured: a thousand would hold the page for a third of a second).
-const adding = [];
-let addingTimer = null;
-
-function addSome() {
-  addingTimer = null;
-  const end = performance.now() + 4;
-  while (adding.length && performance.now() < end) {
-    const batch = adding[0];
-    let { file, handle } = batch.items[batch.at++];
-    if (batch.at === batch.items.length) adding.shift();
-    let stream = null;
-    if (batch.s.gzip) {
-      // Compressed as it is read: the upload's length is known only at the end.
-      const plain = file;
-      file = { name: `${plain.name}.gz`, size: 0, type: "application/gzip", plain };
-      stream = { make: () => plain.stream().pipeThrough(new CompressionStream("gzip")), again: true };
-      handle = null;
-    }
-    pending.push(newEntry(file, { stream, handle }, batch.s));
+// Files added, made entries a slice at a time (each started at once, or once the module is
+// loaded).
+const adding = sliced(({ file, handle, s }) => {
+  let stream = null;
+  if (s.gzip) {
+    // Compressed as it is read: the upload's length is known only at the end.
+    const plain = file;
+    file = { name: `${plain.name}.gz`, size: 0, type: "application/gzip", plain };
+    stream = { make: () => plain.stream().pipeThrough(new CompressionStream("gzip")), again: true };
+    handle = null;
   }
-  if (adding.length && addingTimer === null) addingTimer = setTimeout(addSome, 0);
-  feedSoon();
-}
+  const entry = newEntry(file, { stream, handle }, s);
+  if (mu) start(entry);
+  else pending.push(entry);
+});
 
-/** Adds a stream being made now (a recording): it starts at once. */
+// Entries made before the module was loaded, started a slice at a time once it is.
+const starting = sliced((entry) => {
+  if (entry.state === "queued") start(entry); // not paused or cancelled meanwhile
+});
+
+/** Adds a stream being made now (a recording): it starts at once (or once the module is loaded). */
 export function addStream(file, stream, s) {
-  const entry = newEntry(file, { stream }, s);
-  pending.unshift(entry);
-  feed();
+  startNow(newEntry(file, { stream }, s));
 }
 
 /** Goes on with an unfinished upload (mu.unfinished()); picked: the file picked again, or null. */
 export function addUnfinished(u, picked, s) {
-  const entry = newEntry({ name: u.name, size: u.size, type: u.type }, { unfinished: u, picked }, s);
-  pending.unshift(entry);
-  feed();
+  startNow(newEntry({ name: u.name, size: u.size, type: u.type }, { unfinished: u, picked }, s));
 }
 
-// Hands waiting entries to the module, a few milliseconds' worth per task, from a task of
-// its own (the module's work is not added to the drop's).
-function feed() {
-  if (!mu || feeding !== null) return;
-  const end = performance.now() + 4;
-  while (pending.length && performance.now() < end) {
-    const { from } = pending[0];
-    // A full lot with uploads still waiting: the next starts then (stateChanged feeds).
-    if (!from.stream && !from.unfinished && !lotFor()) return;
-    start(pending.shift());
-  }
-  if (pending.length) feedSoon();
-}
-
-// The lot a file goes to: the current one, a new one once the current is full and every upload
-// of it has started, or null while it is full and some wait.
-function lotFor() {
-  if (lot && lot.ups.length >= LOT) {
-    if (lot.ups.some((up) => up.state === "queued")) return null;
-    lot = null; // its queue is let go once its uploads have ended
-  }
-  lot ??= { queue: mu.queue(), ups: [] };
-  return lot;
-}
-
-function feedSoon() {
-  if (feeding === null) feeding = setTimeout(() => ((feeding = null), feed()), 0);
+function startNow(entry) {
+  if (mu) start(entry);
+  else pending.unshift(entry);
 }
 
 function start(entry, sessionURL) {
   const s = { ...entry.settings };
   const { file, from } = entry;
   Object.assign(entry, { firstRequest: true, lastRequest: null, lastChunk: null, error: null, notice: "", md5: "", md5Text: "" });
-  entry.from.held = false;
+  from.held = false;
   setState(entry, from.stream || from.unfinished ? "starting" : "queued");
   hooks.started(entry); // an unfinished upload this one goes on with gives way to its row
 
@@ -150,8 +112,8 @@ function start(entry, sessionURL) {
     // The module hashes what it sends and compares with the server's hashes: the row's md5
     // check is its verdict.
     checksum: s.checksum === "both" ? "both" : "md5",
-    // Callbacks rather than listeners: a thousand uploads' listeners are tens of thousands of
-    // the browser's objects for its collector to trace, which held the page 50-85 ms at a time.
+    // Callbacks rather than listeners: a thousand uploads waiting in the queue with listeners
+    // are tens of thousands of the browser's objects for its collector to trace.
     onStateChange: (state) => stateChanged(entry, state),
     onProgress: (p) => progress(entry, p),
     onRetry: (r) => retryLine(entry, r),
@@ -177,9 +139,7 @@ function start(entry, sessionURL) {
     } else if (from.stream) {
       up = mu.upload(from.stream.make(), opts);
     } else {
-      lot ??= { queue: mu.queue(), ups: [] }; // a failed upload tried again goes to the lot of the moment
-      up = lot.queue.add(from.handle && opts.resume ? from.handle : file, opts);
-      lot.ups.push(up);
+      up = queue.add(from.handle && opts.resume ? from.handle : file, opts);
     }
   } catch (err) {
     // The API promises not to throw; show it in the row all the same.
@@ -196,9 +156,7 @@ function start(entry, sessionURL) {
 // one does).
 function stateChanged(entry, state) {
   if (entry.state === state || !state) return;
-  const started = entry.state === "queued";
   setState(entry, state);
-  if (started && pending.length) feedSoon(); // a full lot may take no more until its last starts
   if (state === "paused") tell(`${entry.file.name}: paused`, null);
 }
 
@@ -210,10 +168,10 @@ export const actions = {
       entry.up.pause();
       return void stateChanged(entry, entry.up.state);
     }
-    // Not handed to the module yet: held here.
+    // Not handed to the module yet (it is loading): held here.
+    if (entry.state !== "queued") return;
     const i = pending.indexOf(entry);
-    if (i < 0) return;
-    pending.splice(i, 1);
+    if (i >= 0) pending.splice(i, 1);
     entry.from.held = true;
     setState(entry, "paused");
   },
@@ -228,15 +186,16 @@ export const actions = {
     if (entry.from.held) {
       entry.from.held = false;
       setState(entry, "queued");
-      pending.push(entry);
-      feed();
+      if (mu) start(entry);
+      else pending.push(entry);
     }
   },
   cancel(entry) {
     if (entry.up) return void entry.up.abort(); // its promise rejects: fail() says "cancelled"
+    if (entry.state !== "queued" && !entry.from.held) return;
     const i = pending.indexOf(entry);
     if (i >= 0) pending.splice(i, 1);
-    if (i >= 0 || entry.from.held) fail(entry, { code: "aborted", message: "upload aborted" });
+    fail(entry, { code: "aborted", message: "upload aborted" });
   },
 };
 
@@ -330,7 +289,7 @@ function retryLine(entry, r) {
 function letGo(entry) {
   const { name, size, type, lastModified, plain } = entry.file;
   entry.file = { name, size, type, lastModified, plain: plain && { size: plain.size } };
-  entry.from = { stream: entry.from.stream && {}, handle: null, unfinished: null, picked: null };
+  entry.from = { stream: entry.from.stream && {}, handle: null, unfinished: null, picked: null, held: false };
   entry.up = null; // settled: nothing left to pause or cancel
 }
 

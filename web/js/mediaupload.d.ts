@@ -119,7 +119,7 @@ export interface UnfinishedResumeOptions extends Omit<UploadSettings, "method" |
 }
 
 export interface QueueOptions {
-  /** How many uploads run at once. Default 3. */
+  /** How many uploads run at once. Default 6 (the connections an HTTP/1.1 browser opens to one host). */
   concurrency?: number;
 }
 
@@ -148,7 +148,11 @@ export interface UploadQueue extends EventTarget {
    * failed upload had left to send), and one progress event says so.
    */
   abort(): void;
-  /** The uploads, in the order added. */
+  /**
+   * The uploads, in the order added. One that has ended keeps its state, sessionURL and
+   * settled promise; the queue has let go of its source, options, signal, listeners and
+   * handler properties (nothing fires after its loadend).
+   */
   readonly uploads: Upload[];
   /** The bytes sent by every upload added, aborted ones included: never goes backwards. */
   readonly loaded: number;

@@ -195,27 +195,29 @@ test("queue: a paused upload gives up its slot; resumed, it finishes beside the 
   for (let i = 0; i < 2; i++) assert.deepEqual(await env.checkStored(names[i], 8 * 262144, 400 + i), []);
 });
 
-test("queue: a queued upload's on… handler properties fire as an upload's do, started or aborted before its turn", async () => {
+test("queue: a queued upload's on… handler properties fire as an upload's do, started or aborted before its turn; once it has ended they are let go", async () => {
   const names = [unique("qh"), unique("qh")];
   const out = await page.evaluate(async (urls) => {
     const mu = await T.load();
     const q = mu.queue({ concurrency: 1 });
     const ups = urls.map((url, i) => q.add(T.blob(2 * 262144 + 5, 800 + i), { url, chunkSize: 262144 }));
     const calls = [[], []];
+    const fns = [{}, {}];
     ups.forEach((up, i) => {
       for (const type of ["loadstart", "progress", "load", "error", "abort", "loadend", "retry", "statechange"]) {
-        up["on" + type] = function (e) {
+        up["on" + type] = fns[i][type] = function (e) {
           calls[i].push(`${type}${this === up ? "" : " (this is not the upload)"}${e.type === type ? "" : ` (event ${e.type})`}`);
         };
       }
     });
-    const set = ups[0].onload;
+    const sameFn = ups[0].onload === fns[0].load;
     ups[1].onretry = null; // removed: never called, and reads back null
+    const cleared = ups[1].onretry;
     ups[1].abort(); // before its turn
     await Promise.allSettled(ups.map((u) => u.promise));
     await T.sleep(50);
     const shape = (list) => list.filter((x, i) => x !== list[i - 1]);
-    return { calls: calls.map(shape), sameFn: set === ups[0].onload, cleared: ups[1].onretry };
+    return { calls: calls.map(shape), sameFn, cleared, afterEnd: [ups[0].onload, ups[1].onabort] };
   }, names.map((n) => ref.uploadURL(n)));
   assert.equal(out.calls[0][0], "loadstart");
   assert.ok(out.calls[0].includes("progress"), `calls: ${out.calls[0]}`);
@@ -225,6 +227,7 @@ test("queue: a queued upload's on… handler properties fire as an upload's do, 
   assert.deepEqual(out.calls[1], ["statechange", "loadstart", "abort", "loadend"]);
   assert.ok(out.sameFn, "a handler property reads back the function set");
   assert.equal(out.cleared, null);
+  assert.deepEqual(out.afterEnd, [null, null], "an ended upload's handler properties are let go (docs/api.md, \"Many files: a queue\")");
   assert.deepEqual(await env.checkStored(names[0], 2 * 262144 + 5, 800), []);
 });
 

@@ -39,6 +39,11 @@ export function defineHandlers(cls, types) {
   }
 }
 
+/** Forgets target's handler properties: an ended queued upload lets go of them (queue.js). */
+export function dropHandlers(target) {
+  handlers.delete(target);
+}
+
 /** A copy of `e` that can be dispatched again (an event cannot be dispatched twice), with the fields put on it. */
 export function copyEvent(e) {
   const copy =

@@ -24,34 +24,53 @@
 // event walk every upload, several times per file): loaded and total are sums kept up to date
 // as each upload reports, or is aborted; the slots are counted over the uploads started and
 // not settled; the next upload to start is found from where the last search ended.
+//
+// A queue keeps every upload added to it (q.uploads) for as long as the page keeps the queue,
+// so an upload lets go of all but what it still answers once its last event (loadend) is out:
+// its File or Blob, its options and their callbacks, the Upload that ran it, its signal, and
+// the listeners and handler properties set on it (nothing fires after loadend). It still
+// answers its state, sessionURL and settled promise (docs/api.md, "Many files: a queue"). The
+// queue hears of each upload through one function it gives it (`heard`), not through
+// listeners: a thousand uploads' listeners are tens of thousands of the browser's objects for
+// its collector to trace, and held Chromium's page 50-85 ms at a time.
 
 import { MediaUploadError } from "./errors.js";
-import { UPLOAD_EVENTS, copyEvent, defineHandlers } from "./events.js";
+import { UPLOAD_EVENTS, copyEvent, defineHandlers, dropHandlers } from "./events.js";
 
 const FORWARDED = ["progress", "load", "error", "abort", "loadend", "retry", "statechange"];
+// How long one task reads the sizes of the Blobs added (#sizeSome), at most: a sixth of the
+// 50 ms a task of the page may take, so that what the page does in the same task still fits.
+const SIZE_BUDGET_MS = 8;
+
+const capture = (options) => (typeof options === "boolean" ? options : Boolean(options?.capture));
 
 /**
  * An upload waiting for its turn, then the running Upload's stand-in. Same members as Upload:
- * promise/then/catch/finally, pause/resume/abort, state, sessionURL, and its events.
+ * promise/then/catch/finally, pause/resume/abort, state, sessionURL, and its events. Once its
+ * last event is out it lets go of everything but its state, sessionURL and promise.
  */
 export class QueuedUpload extends EventTarget {
-  #start; // () => Upload
-  #aborted; // () => void: the queue's, told of every abort() (its total changes at once)
-  #inner = null;
-  #state = "queued";
-  #size;
+  #start; // () => Upload, until it runs (it holds the source and the options)
+  #heard; // (what, event) => void: the queue's, told of what it counts; null once ended
+  #inner = null; // the running Upload, until it ends
+  #ran = false;
+  #ended = false; // its last event is out: let go of all but what it answers
+  #state = "queued"; // before it runs, and once it has ended
+  #sessionURL = null; // once it has ended
+  #size; // the Blob until its size is read (#sized), then the size; 0 for a stream until told
   #signal;
   #onSignalAbort = () => this.abort();
   #resolve;
   #reject;
   #wantRequests = false; // a "request" listener was added: the running upload's are forwarded
+  #listeners = []; // [type, listener, capture] of the page's listeners, removed at the end
 
-  constructor(start, blob, options, aborted) {
+  constructor(start, blob, options, heard) {
     super();
     this.#start = start;
-    this.#aborted = aborted;
-    // Its size is read when its own events need it (sizeOf: not at add, for a thousand files).
-    this.#size = blob instanceof Blob ? () => blob.size : 0;
+    this.#heard = heard;
+    // Its size is read when its own events need it (not at add, for a thousand files).
+    this.#size = blob instanceof Blob ? blob : 0;
     this.promise = new Promise((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -65,96 +84,129 @@ export class QueuedUpload extends EventTarget {
     return this.#inner ? this.#inner.state : this.#state;
   }
 
+  get sessionURL() {
+    return this.#inner ? this.#inner.sessionURL : this.#sessionURL;
+  }
+
+  // The page's listeners are kept track of, to be removed at the end. Once ended, none is
+  // added: nothing fires any more.
+  //
   // "request" events are forwarded only once someone listens: the Go side reports each
   // request only when the Upload has a listener (a report per request, its URL among the
   // fields), and a queue of many small files makes many requests.
   addEventListener(type, listener, options) {
+    if (this.#ended || listener == null) return;
     super.addEventListener(type, listener, options);
+    const c = capture(options);
+    if (!this.#listeners.some(([t, l, cc]) => t === type && l === listener && cc === c)) this.#listeners.push([type, listener, c]);
     if (type === "request" && !this.#wantRequests) {
       this.#wantRequests = true;
       if (this.#inner) this.#forward("request");
     }
   }
 
+  removeEventListener(type, listener, options) {
+    super.removeEventListener(type, listener, options);
+    const c = capture(options);
+    const i = this.#listeners.findIndex(([t, l, cc]) => t === type && l === listener && cc === c);
+    if (i >= 0) this.#listeners.splice(i, 1);
+  }
+
   #forward(type) {
     this.#inner.addEventListener(type, (e) => {
       if (type === "progress" && e.lengthComputable) this.#size = e.total;
-      this.dispatchEvent(copyEvent(e));
+      this.#fire(copyEvent(e));
+      if (type === "loadend") this.#letGo();
     });
   }
 
-  get sessionURL() {
-    return this.#inner ? this.#inner.sessionURL : null;
+  // Fires e: the queue hears of it first, then the page's listeners.
+  #fire(e) {
+    this.#heard?.(e.type, e);
+    this.dispatchEvent(e);
   }
 
   /** True while waiting (not paused, not aborted): the queue may start it. */
   get waiting() {
-    return !this.#inner && this.#state === "queued";
+    return !this.#ran && this.#state === "queued";
   }
 
   get started() {
-    return this.#inner !== null;
+    return this.#ran;
   }
 
   pause() {
     if (this.#inner) return this.#inner.pause();
-    if (this.#state === "queued") this.#setState("paused");
+    if (!this.#ran && this.#state === "queued") this.#setState("paused");
   }
 
   resume() {
     if (this.#inner) return this.#inner.resume();
-    if (this.#state === "paused") {
+    if (!this.#ran && this.#state === "paused") {
       this.#setState("queued");
-      this.dispatchEvent(new Event("requeue")); // the queue starts it when a slot is free
+      this.#heard("requeue"); // the queue starts it when a slot is free
     }
   }
 
   abort() {
+    if (this.#ended) return;
     if (this.#inner) {
       this.#inner.abort();
-      return void this.#aborted();
+      return void this.#heard("aborted");
     }
-    if (this.#state === "aborted") return;
-    this.#signal?.removeEventListener?.("abort", this.#onSignalAbort);
     // Never started: the events an aborted Upload fires, in the same order.
     const err = new MediaUploadError("aborted", "upload aborted");
     this.#setState("aborted");
-    this.#aborted();
+    this.#heard("aborted");
     const size = this.#sized();
     for (const type of ["loadstart", "abort", "loadend"]) {
       const e = new ProgressEvent(type, { loaded: 0, total: size, lengthComputable: size > 0 });
       if (type === "abort") e.error = err;
-      this.dispatchEvent(e);
+      this.#fire(e);
     }
     this.#reject(err);
+    this.#letGo();
   }
 
   /** Called by the queue: starts the real upload. */
   run() {
     const up = this.#start();
+    this.#start = null; // the Upload holds the source and the options now
     this.#inner = up;
+    this.#ran = true;
     const size = this.#sized();
-    this.dispatchEvent(new ProgressEvent("loadstart", { loaded: 0, total: size, lengthComputable: size > 0 }));
+    this.#fire(new ProgressEvent("loadstart", { loaded: 0, total: size, lengthComputable: size > 0 }));
     for (const type of FORWARDED) this.#forward(type);
     if (this.#wantRequests) this.#forward("request");
     up.promise.then(this.#resolve, this.#reject);
-    if (up.state === "aborted") this.#aborted(); // its signal was aborted already
-    // The signal's abort comes here first (this listener was added before the Upload's own),
-    // so that the queue hears of it at once; once settled, nothing is left to abort.
-    const off = () => this.#signal?.removeEventListener?.("abort", this.#onSignalAbort);
-    up.promise.then(off, off);
+    // Its signal was aborted already. (A later abort of the signal comes here first: this
+    // listener was added before the Upload's own, so that the queue hears of it at once.)
+    if (up.state === "aborted") this.#heard("aborted");
     return up;
   }
 
   // The size, read from the Blob the first time it is needed.
   #sized() {
-    if (typeof this.#size === "function") this.#size = this.#size();
+    if (this.#size instanceof Blob) this.#size = this.#size.size;
     return this.#size;
   }
 
   #setState(s) {
     this.#state = s;
-    this.dispatchEvent(Object.assign(new Event("statechange"), { state: s }));
+    this.#fire(Object.assign(new Event("statechange"), { state: s }));
+  }
+
+  // Its last event is out: all but its state, sessionURL and promise goes (the promise of a
+  // running upload settles from the Upload's own, which holds what it needs).
+  #letGo() {
+    if (this.#inner) [this.#state, this.#sessionURL] = [this.#inner.state, this.#inner.sessionURL];
+    this.#ended = true;
+    this.#inner = this.#start = this.#heard = this.#resolve = this.#reject = null;
+    this.#signal?.removeEventListener?.("abort", this.#onSignalAbort);
+    this.#signal = null;
+    for (const [type, listener, c] of this.#listeners) super.removeEventListener(type, listener, c);
+    this.#listeners = [];
+    dropHandlers(this);
   }
 }
 
@@ -177,7 +229,7 @@ for (const name of ["then", "catch", "finally"]) {
 export class UploadQueue extends EventTarget {
   #upload; // (blob, options) => Upload
   #concurrency;
-  #entries = []; // { up: QueuedUpload, index, loaded, size, known, settled, part, unknown }
+  #entries = []; // { up: QueuedUpload, index, loaded, size, known, blob, settled, part, unknown }
   #loaded = 0; // the sum of every entry's loaded
   #sum = 0; // the sum of every entry's part of total (#count)
   #unknowns = 0; // entries whose length is not known yet: total is 0 while there are any
@@ -188,8 +240,10 @@ export class UploadQueue extends EventTarget {
   #holding = false; // inside abort(): no upload starts, and its one progress event comes at the end
   #endedWhileHolding = false;
   #reported = null; // [loaded, total] of the last progress event
-  #unsized = []; // entries whose Blob's size is not read yet, oldest first (#sizeSome)
+  #unsized = []; // entries whose Blob's size is not read yet, oldest first, from #unsizedFrom on (#sizeSome)
+  #unsizedFrom = 0;
   #sizing = false; // a #sizeSome is scheduled
+  #pumping = false; // a #pump is scheduled (add)
 
   constructor(upload, options = {}) {
     super();
@@ -242,37 +296,10 @@ export class UploadQueue extends EventTarget {
     // A Blob's size is read a little later (#sizeSome): until then it counts as a length not
     // known yet, as a stream's does.
     const entry = { up: null, index: this.#entries.length, loaded: 0, size: 0, known: false, blob: isBlob ? blob : null, settled: false, part: 0, unknown: false };
-    const up = new QueuedUpload(() => this.#upload(blob, options), blob, options, () => this.#count(entry));
-    entry.up = up;
+    entry.up = new QueuedUpload(() => this.#upload(blob, options), blob, options, (what, e) => this.#heard(entry, what, e));
     this.#entries.push(entry);
     this.#unsettled++;
     this.#count(entry);
-    const seen = (e) => {
-      if (e.lengthComputable) [entry.size, entry.known] = [e.total, true]; // a stream's, once it has ended
-      this.#count(entry, Math.max(entry.loaded, e.loaded)); // an upload's loaded never goes back, nor does the queue's
-    };
-    up.addEventListener("progress", (e) => {
-      seen(e);
-      this.#progress();
-    });
-    up.addEventListener("requeue", () => {
-      this.#next = Math.min(this.#next, entry.index);
-      this.#pump();
-    });
-    // A running upload paused by the page frees its slot (statechange comes after the state).
-    up.addEventListener("statechange", () => {
-      if (up.started && up.state === "paused") this.#pump();
-    });
-    up.addEventListener("loadend", (e) => {
-      entry.settled = true;
-      this.#unsettled--;
-      this.#live.delete(entry);
-      // A stream that ended tells its length in its last events (0 for an empty one).
-      if (up.state === "done") [entry.size, entry.known] = [e.total, true];
-      seen(e);
-      if (this.#holding) this.#endedWhileHolding = true;
-      else this.#ended();
-    });
     if (isBlob) {
       this.#unsized.push(entry);
       if (!this.#sizing) {
@@ -280,28 +307,72 @@ export class UploadQueue extends EventTarget {
         setTimeout(() => this.#sizeSome(), 0);
       }
     }
-    // Started from a microtask, so that listeners added right after add() see every event.
-    queueMicrotask(() => this.#pump());
-    return up;
+    // Started from a microtask (one for every add() of the task), so that listeners added
+    // right after add() see every event.
+    if (!this.#pumping) {
+      this.#pumping = true;
+      queueMicrotask(() => {
+        this.#pumping = false;
+        this.#pump();
+      });
+    }
+    return entry.up;
   }
 
-  // Reads the sizes of the Blobs added, for about 8 ms a task, then in the next task: WebKit
-  // reads each from another process (0.1-0.4 ms a Blob or File), and a thousand files added at
-  // once had the queue hold the page's thread for 110-350 ms reading them in add(). Until its
-  // Blob's size is read, an upload's length counts as not known (total 0, lengthComputable
-  // false, as while a stream's is not known); one progress event follows the sizes read.
+  // What an upload of entry tells the queue, before its own listeners hear of it: one of its
+  // events (progress, statechange, loadend; the others are not counted), "aborted" (its
+  // abort(), whose events may come later) or "requeue" (resumed before its turn).
+  #heard(entry, what, e) {
+    switch (what) {
+      case "progress":
+        this.#seen(entry, e);
+        return this.#progress();
+      case "aborted":
+        return this.#count(entry);
+      case "requeue":
+        this.#next = Math.min(this.#next, entry.index);
+        return this.#pump();
+      case "statechange":
+        // A running upload paused by the page frees its slot (statechange comes after the state).
+        if (entry.up.started && entry.up.state === "paused") this.#pump();
+        return;
+      case "loadend":
+        entry.settled = true;
+        this.#unsettled--;
+        this.#live.delete(entry);
+        // A stream that ended tells its length in its last events (0 for an empty one).
+        if (entry.up.state === "done") [entry.size, entry.known] = [e.total, true];
+        this.#seen(entry, e);
+        if (this.#holding) this.#endedWhileHolding = true;
+        else this.#ended();
+    }
+  }
+
+  // An event of entry's upload: its length once known, and what it has sent.
+  #seen(entry, e) {
+    if (e.lengthComputable) [entry.size, entry.known] = [e.total, true]; // a stream's, once it has ended
+    this.#count(entry, Math.max(entry.loaded, e.loaded)); // an upload's loaded never goes back, nor does the queue's
+  }
+
+  // Reads the sizes of the Blobs added, for about SIZE_BUDGET_MS a task (16 at least), then in
+  // the next task: WebKit reads each from another process (0.1-0.4 ms a Blob or File), and a
+  // thousand files added at once had the queue hold the page's thread for 110-350 ms reading
+  // them in add(). Until its Blob's size is read, an upload's length counts as not known
+  // (total 0, lengthComputable false, as while a stream's is not known); one progress event
+  // follows the sizes read.
   #sizeSome() {
-    const until = performance.now() + 8;
-    let i = 0;
-    for (; i < this.#unsized.length && (i < 16 || performance.now() < until); i++) {
-      const entry = this.#unsized[i];
+    const until = performance.now() + SIZE_BUDGET_MS;
+    const list = this.#unsized;
+    for (let n = 0; this.#unsizedFrom < list.length && (n < 16 || performance.now() < until); n++) {
+      const entry = list[this.#unsizedFrom];
+      list[this.#unsizedFrom++] = null;
       if (!entry.known) [entry.size, entry.known] = [entry.blob.size, true];
       entry.blob = null;
       this.#count(entry);
     }
-    this.#unsized.splice(0, i);
-    this.#sizing = this.#unsized.length > 0;
+    this.#sizing = this.#unsizedFrom < list.length;
     if (this.#sizing) setTimeout(() => this.#sizeSome(), 0);
+    else [this.#unsized, this.#unsizedFrom] = [[], 0];
     this.#progress();
   }
 

@@ -6,7 +6,7 @@
 // fake-gcs-server at "auto" with a checksum, in fixed chunks, as media, multipart and a stream.
 // An upload a reload left paused is listed under "Unfinished uploads" and, picked again (in its
 // row, or in the page's input), goes on, its Unfinished row giving way to the upload's own. The
-// network speed picked stays across a reload.
+// network speed picked stays across a reload. The header says where the module runs.
 // Run: node --test web/test/engines/demo.test.mjs
 
 import assert from "node:assert/strict";
@@ -47,6 +47,8 @@ forEachEngine((engine) => {
     const page = await env.browser.newPage(proxy.url + "/");
     try {
       await page.waitForFunction(() => document.body.dataset.ready === "yes", undefined, { timeout: 30_000 });
+      // The header says where the module runs (mu.mode): at the defaults, in a Worker.
+      assert.match(await page.evaluate(() => document.querySelector("#version").textContent), /^Module \S+, in a Worker\.$/);
       const list = [
         [unique("demo-odd") + ".bin", 1.5 * MiB + 17, 3],
         [unique("demo-three") + ".bin", 3 * MiB + 1, 4],
