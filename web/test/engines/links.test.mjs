@@ -21,6 +21,23 @@ import { describe as describeFigures, figures, linkConfig, scenarios } from "../
 // The targets, doubled: a shared 2-core machine runs three browsers' tests.
 const SLACK = 2;
 
+// What an upload did, for a failure's message: the requests as the server saw them (when each
+// came and ended, its kind, range and status, the bytes read and kept) and the page's events
+// other than progress, with the progress reports that moved loaded, each at its time from the
+// upload's start.
+function trace(out, log) {
+  const t0 = out.events.find((e) => e.type === "loadstart")?.t ?? out.events[0]?.t ?? 0;
+  const s0 = log.length ? Date.parse(log[0].time) : 0;
+  const lines = log.map((e) => `server +${Date.parse(e.time) - s0}: ${e.kind} ${e.contentRange || ""} ${e.status} read ${e.received} kept ${e.kept}${e.fault ? " " + e.fault : ""}`);
+  let last = -1;
+  for (const e of out.events) {
+    if (e.type === "progress" && e.loaded <= last) continue;
+    if (e.type === "progress") last = e.loaded;
+    lines.push(`page ${Math.round(e.t - t0)}: ${e.type}${e.type === "progress" ? " " + e.loaded : ""}${e.state ? " " + e.state : ""}${e.message ? " " + e.message : ""}`);
+  }
+  return lines;
+}
+
 forEachEngine((engine) => {
   let env, ref, page;
   const { test, unique } = useEnv(async (e) => {
@@ -45,7 +62,7 @@ forEachEngine((engine) => {
     assert.ok(out.ok, JSON.stringify(out.error));
     assert.deepEqual(await env.checkStored(name, sc.size, seed), [], "stored byte-exact");
     const log = (await ref.log()).filter((e) => e.kind !== "preflight");
-    return figures(out, log, sc);
+    return { ...figures(out, log, sc), trace: trace(out, log) };
   };
 
   // Chromium over HTTP/1.1 too: there, as in Firefox and WebKit, progress comes at the answers
@@ -66,12 +83,17 @@ forEachEngine((engine) => {
         const f = await upload(sc, i + 1, over);
         console.log(`# ${env.engineVersion}, ${proto}: ${sc.name}: ${describeFigures(f)}`);
         const c = sc.checks;
-        assert.ok(f.retries <= c.retries, `${f.retries} retries, want at most ${c.retries}`);
-        if (c.twice === 0) assert.equal(f.twice, 0, "no byte sent twice");
-        if (c.twice === "chunk") assert.ok(f.twice <= f.largest, `${f.twice} bytes read twice, more than a chunk (${f.largest})`);
-        if (c.firstMs) assert.ok(f.firstMs !== null && f.firstMs <= SLACK * c.firstMs, `first progress ${f.firstMs} ms after the change`);
-        if (c.gapMs) assert.ok(f.gapMs <= SLACK * c.gapMs, `a gap of ${f.gapMs} ms after the change`);
-        if (c.ratio) assert.ok(f.ratio <= 1 + SLACK * (c.ratio - 1), `${f.ratio.toFixed(2)}x the ideal time`);
+        try {
+          assert.ok(f.retries <= c.retries, `${f.retries} retries, want at most ${c.retries}`);
+          if (c.twice === 0) assert.equal(f.twice, 0, "no byte sent twice");
+          if (c.twice === "chunk") assert.ok(f.twice <= f.largest, `${f.twice} bytes read twice, more than a chunk (${f.largest})`);
+          if (c.firstMs) assert.ok(f.firstMs !== null && f.firstMs <= SLACK * c.firstMs, `first progress ${f.firstMs} ms after the change`);
+          if (c.gapMs) assert.ok(f.gapMs <= SLACK * c.gapMs, `a gap of ${f.gapMs} ms after the change`);
+          if (c.ratio) assert.ok(f.ratio <= 1 + SLACK * (c.ratio - 1), `${f.ratio.toFixed(2)}x the ideal time`);
+        } catch (err) {
+          console.log(`# ${env.engineVersion}, ${proto}: ${sc.name}: what happened, ms from the upload's start:\n# ${f.trace.join("\n# ")}`);
+          throw err;
+        }
       });
     }
   }
