@@ -7,8 +7,8 @@
 // every request, preflights included: bodies read at the rate, every answer a round trip late):
 // loopback ("none": its own round trip is well under a millisecond, which leaves the browser's
 // CPU as what bounds the rate), a 20 and a 60 ms round trip at no rate limit ("rtt20", "rtt60":
-// the issue's targets), 20 Mbit/s up with 60 ms and 3 Mbit/s with 150 ms ("20/60", "3/150":
-// printed only). Over a link without a rate a row uploads every file; over one with a rate, 300
+// the issue's targets), 100 Mbit/s up with 20 ms and 20 Mbit/s with 60 ms ("100/20", "20/60":
+// links that bound the rate, as users' do, where the default checksum's cost is judged). Over a link without a rate a row uploads every file; over one with a rate, 300
 // would take minutes a round (14 at 3 Mbit/s), so a row uploads the first files the link carries
 // in about BENCH_FILES_LINK_SECONDS (10: 21 files at 20 Mbit/s, 8.5 s of it), and at least 12,
 // two for each of six slots (at 3 Mbit/s 12 files, 18.8 s); each row prints its number of files.
@@ -20,7 +20,9 @@
 // The ways (ALL_WAYS), six at a time unless said, each round timed inside the page:
 //   - the module's queue, mu.queue({ concurrency: 6 }), at the defaults (uploadType "auto": one
 //     media POST for a file small enough for the link as the page knows it, else resumable with
-//     chunkSize "auto"); in every row;
+//     chunkSize "auto"; checksum: a CRC32C, the reference server's paths being Cloud Storage's);
+//     in every row;
+//   - the same with checksum: false (what the default checksum costs); in every row;
 //   - plain fetch, six loops: one uploadType=media POST of the file, with the Content-Type the
 //     module sends (the plain one-request loop: the requests the defaults make for a small file,
 //     and the way every other is compared with); in every row;
@@ -76,7 +78,7 @@
 // loopback with nothing attached) met or not, and Uppy beside; the queue against the plain loop at 6, 12 and 24 at a time.
 //
 // Environment: BENCH_FILES_RUNS (default 5), BENCH_FILES_N (default 300), BENCH_FILES_LINKS
-// (default "none,rtt20,rtt60,20/60,3/150": "none", "rttMS" or "MBITS/MS"; BENCH_FILES_RTT=MS, of
+// (default "none,rtt20,rtt60,100/20,20/60": "none", "rttMS" or "MBITS/MS"; BENCH_FILES_RTT=MS, of
 // old, is "rttMS"), BENCH_FILES_LINK_SECONDS (default 10), BENCH_FILES_HTTP (default "1.1,2"),
 // BENCH_FILES_ENGINES (default all three), BENCH_FILES_ATTACHED and BENCH_FILES_UNATTACHED
 // (0: without that half of Chromium's), BENCH_FILES_WAYS (a comma-separated list of the ways'
@@ -116,7 +118,7 @@ function parseLink(s) {
 }
 // BENCH_FILES_RTT=MS, of old, is BENCH_FILES_LINKS=rttMS.
 const RTT = process.env.BENCH_FILES_RTT;
-const LINKS = (pickedIn("BENCH_FILES_LINKS") ?? (RTT ? [RTT === "0" ? "none" : `rtt${RTT}`] : ["none", "rtt20", "rtt60", "20/60", "3/150"])).map(parseLink);
+const LINKS = (pickedIn("BENCH_FILES_LINKS") ?? (RTT ? [RTT === "0" ? "none" : `rtt${RTT}`] : ["none", "rtt20", "rtt60", "100/20", "20/60"])).map(parseLink);
 
 // With a rate, a row uploads the first of the files that the link carries in about this many
 // seconds (BENCH_FILES_LINK_SECONDS), and at least MIN_FILES (two for each of six slots).
@@ -152,6 +154,7 @@ const onLoopback = (link) => !link.bitsPerSecond && !link.rttMs;
 const overH2At60 = (link, version) => version === H2 && link.rttMs === 60 && !link.bitsPerSecond;
 const ALL_WAYS = [
   { how: "queue", label: "module: mu.queue({ concurrency: 6 }), defaults", kind: "queue", n: 6, rows: everywhere },
+  { how: "queueNoSum", label: "module: mu.queue, defaults, checksum: false", kind: "queue", n: 6, options: { checksum: false }, rows: everywhere },
   { how: "queueResumable", label: "module: mu.queue, uploadType \"resumable\"", kind: "queue", n: 6, options: { uploadType: "resumable" }, rows: onLoopback },
   { how: "queue0", label: "module: mu.queue, resumable, chunkSize 0", kind: "queue", n: 6, options: { uploadType: "resumable", chunkSize: 0 }, rows: onLoopback },
   { how: "queueBlob", label: "module: mu.queue, defaults, file.slice() Blobs", kind: "queue", n: 6, blobs: true, rows: onLoopback },
@@ -738,20 +741,27 @@ function targetOf(row) {
   if (!link.rttMs && row.half === UNATTACHED_HALF) return 0.9;
 }
 
-// One line per row: the module's defaults against the plain one-request loop, with the target
-// and Uppy beside.
+// The issue's floor for the default checksum over a link that bounds the rate: the defaults
+// keep at least 0.97 of the files per second they make with checksum: false.
+const SUM_TARGET = 0.97;
+
+// One line per row: the module's defaults against the plain one-request loop, with and without
+// the default checksum (checksum: false), the two against each other, with the targets, and
+// Uppy beside.
 function printSummary(rows) {
   rows = rows.filter((r) => r.rounds.has("queue") && r.rounds.has(BASE));
   if (!rows.length) return;
   console.log(
-    `many files, the module's defaults (mu.queue({ concurrency: 6 }), no other option) over the plain one-request loop ` +
-      `(six loops of one media POST per file, with the module's Content-Type), files per second (median rounds) and the ` +
-      `median of each round's own ratio, and the rounds' lowest and highest; Uppy + XHR upload beside (its POSTs are ` +
-      `preflighted too: XMLHttpRequest preflights a request to another origin that has upload listeners)`,
+    `many files, the module's defaults (mu.queue({ concurrency: 6 }), no other option: a CRC32C) and the same with ` +
+      `checksum: false, over the plain one-request loop (six loops of one media POST per file, with the module's ` +
+      `Content-Type): files per second (median rounds) and the median of each round's own ratio, with the rounds' lowest ` +
+      `and highest for the defaults; "sum/none": the defaults over checksum: false, each round's own ratio, median; Uppy + ` +
+      `XHR upload beside (its POSTs are preflighted too: XMLHttpRequest preflights a request to another origin that has ` +
+      `upload listeners)`,
   );
   console.log(
-    `  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${col("files", 5)}${col("queue", 8)}${col("1-req", 8)}` +
-      `${col("ratio", 7)}  ${"rounds".padEnd(11)}   ${"target".padEnd(17)}${col("Uppy", 7)}`,
+    `  ${"browser".padEnd(28)}${"link".padEnd(28)}${"HTTP".padEnd(9)}${col("files", 5)}${col("1-req", 8)}${col("queue", 8)}` +
+      `${col("ratio", 7)}  ${"rounds".padEnd(11)}   ${"target".padEnd(17)}${col("no sum", 8)}${col("ratio", 7)}${col("sum/none", 10)}  ${"target".padEnd(17)}${col("Uppy", 7)}`,
   );
   for (const row of rows) {
     const ratio = ratioOf(row, "queue", BASE);
@@ -759,12 +769,14 @@ function printSummary(rows) {
     // (docs/performance.md, "Many files"), which a single median hides.
     const each = roundRatios(row, "queue", BASE);
     const spread = each.length > 1 ? `${Math.min(...each).toFixed(2)}-${Math.max(...each).toFixed(2)}` : "";
-    const target = targetOf(row);
-    const verdict = target === undefined ? "-" : `>= ${target.toFixed(2)}: ${ratio >= target ? "met" : "not met"}`;
+    const verdict = (target, v) => (target === undefined || Number.isNaN(v) ? "-" : `>= ${target.toFixed(2)}: ${v >= target ? "met" : "not met"}`);
+    const sum = ratioOf(row, "queue", "queueNoSum");
     console.log(
       `  ${row.half.name.padEnd(28)}${row.link.name.padEnd(28)}${row.version.padEnd(9)}${col(row.n, 5)}` +
-        `${col(fixed(rateOf(row, "queue"), 1), 8)}${col(fixed(rateOf(row, BASE), 1), 8)}${col(fixed(ratio, 2), 7)}  ` +
-        `${spread.padEnd(11)}   ${verdict.padEnd(17)}${col(fixed(rateOf(row, "uppy"), 1), 7)}`,
+        `${col(fixed(rateOf(row, BASE), 1), 8)}${col(fixed(rateOf(row, "queue"), 1), 8)}${col(fixed(ratio, 2), 7)}  ` +
+        `${spread.padEnd(11)}   ${verdict(targetOf(row), ratio).padEnd(17)}` +
+        `${col(fixed(rateOf(row, "queueNoSum"), 1), 8)}${col(fixed(ratioOf(row, "queueNoSum", BASE), 2), 7)}${col(fixed(sum, 2), 10)}  ` +
+        `${verdict(row.link.bitsPerSecond ? SUM_TARGET : undefined, sum).padEnd(17)}${col(fixed(rateOf(row, "uppy"), 1), 7)}`,
     );
   }
 }

@@ -7,6 +7,7 @@
 //   upload.js        the Upload object: an EventTarget and a thenable
 //   options.js       what the page checks of the caller's arguments, and the copy the Go side reads
 //   queue.js         mu.queue
+//   hash-ahead.js    the queue's next files hashed while earlier ones upload
 //   xhr.js           mu.XMLHttpRequest, for widgets that make their own
 //   uppy.js          the Uppy uploader plugin (dist/uppy.js)
 //   events.js        handler properties, event copies and safe calls, for every event target

@@ -3,6 +3,7 @@
 
 import { MediaUploadError } from "./errors.js";
 import { startCheck, startModule, startUpload } from "./engine/module.js";
+import { hashAhead } from "./hash-ahead.js";
 import { UploadQueue } from "./queue.js";
 import { unfinished } from "./unfinished.js";
 import { Upload } from "./upload.js";
@@ -54,13 +55,13 @@ async function instantiate({ wasmURL, worker, workerURL }) {
     engine = mainThreadEngine(mod);
     mode = "page";
   }
-  const upload = (source, options) => new Upload(engine, source, options);
+  const upload = (source, options, ahead) => new Upload(engine, source, options, ahead);
   return Object.freeze({
     version,
     mode,
     upload,
     unfinished: (options) => unfinished(engine, upload, options),
-    queue: (options) => new UploadQueue(upload, options),
+    queue: (options) => new UploadQueue(upload, options, hashAhead(engine)),
     XMLHttpRequest: xhrClass(upload),
   });
 }
@@ -76,6 +77,8 @@ async function instantiate({ wasmURL, worker, workerURL }) {
  *                                                         options: the plain copy (wireOptions)
  *   check(size, options, { sink, getHeaders }) -> id     asks options.sessionURL what it holds
  *   pause(id), resume(id), abort(id)
+ *   ahead(key, blob, kinds), dropAhead(key)             a queue's hashing ahead (host.js); start's
+ *                                                        { ahead: key } hands it to the upload
  *
  * The Go side reports through sink.report (engine/host.js lists the reports) and ends every
  * upload with a "done" or a "fail" report, every check with "checked" or "fail", possibly
@@ -84,9 +87,9 @@ async function instantiate({ wasmURL, worker, workerURL }) {
 function mainThreadEngine(mod) {
   let last = 0;
   return {
-    start(source, options, { sink, getHeaders }) {
+    start(source, options, { sink, getHeaders, ahead }) {
       const id = ++last;
-      startUpload(mod, id, source, options, sink, getHeaders);
+      startUpload(mod, id, source, options, sink, getHeaders, ahead);
       return id;
     },
     check(size, options, { sink, getHeaders }) {
@@ -94,6 +97,8 @@ function mainThreadEngine(mod) {
       startCheck(mod, id, size, options, sink, getHeaders);
       return id;
     },
+    ahead: (key, blob, kinds) => mod.host.ahead(key, blob, kinds),
+    dropAhead: (key) => mod.host.dropAhead(key),
     pause: (id) => mod.api.pause(id),
     resume: (id) => mod.api.resume(id),
     abort: (id) => mod.api.abort(id),

@@ -33,6 +33,12 @@
 // queue hears of each upload through one function it gives it (`heard`), not through
 // listeners: a thousand uploads' listeners are tens of thousands of the browser's objects for
 // its collector to trace, and held Chromium's page 50-85 ms at a time.
+//
+// Hashing ahead (hash-ahead.js): a file sent in one request states its checksum in it, so its
+// hash comes before its bytes. The next AHEAD_FILES files waiting have their hashes started
+// while the files before them upload (each of at most AHEAD_FILE_BYTES, AHEAD_BYTES in all), and
+// each upload takes its file's hashing over when it starts. One paused before its turn, aborted
+// or ended lets go of it.
 
 import { MediaUploadError } from "./errors.js";
 import { UPLOAD_EVENTS, copyEvent, defineHandlers, dropHandlers } from "./events.js";
@@ -41,6 +47,11 @@ const FORWARDED = ["progress", "load", "error", "abort", "loadend", "retry", "st
 // How long one task reads the sizes of the Blobs added (#sizeSome), at most: a sixth of the
 // 50 ms a task of the page may take, so that what the page does in the same task still fits.
 const SIZE_BUDGET_MS = 8;
+// Hashing ahead: how many of the files waiting next, the largest file, the bytes in all. Small
+// files are the ones sent in one request; a larger file's hash runs beside its chunks anyway.
+const AHEAD_FILES = 3;
+const AHEAD_FILE_BYTES = 8 << 20;
+const AHEAD_BYTES = 16 << 20;
 
 const capture = (options) => (typeof options === "boolean" ? options : Boolean(options?.capture));
 
@@ -227,9 +238,12 @@ for (const name of ["then", "catch", "finally"]) {
  * so far has settled).
  */
 export class UploadQueue extends EventTarget {
-  #upload; // (blob, options) => Upload
+  #upload; // (blob, options, ahead) => Upload
+  #ahead; // { start(blob, options) -> key | null, drop(key) } (hash-ahead.js), or null
   #concurrency;
-  #entries = []; // { up: QueuedUpload, index, loaded, size, known, blob, settled, part, unknown }
+  // { up: QueuedUpload, index, loaded, size, known, blob, settled, part, unknown, source, options, ahead }
+  // (source and options: until it runs or ends, for hashing ahead; ahead: its key)
+  #entries = [];
   #loaded = 0; // the sum of every entry's loaded
   #sum = 0; // the sum of every entry's part of total (#count)
   #unknowns = 0; // entries whose length is not known yet: total is 0 while there are any
@@ -245,13 +259,14 @@ export class UploadQueue extends EventTarget {
   #sizing = false; // a #sizeSome is scheduled
   #pumping = false; // a #pump is scheduled (add)
 
-  constructor(upload, options = {}) {
+  constructor(upload, options = {}, ahead = null) {
     super();
     const c = options?.concurrency ?? 6;
     if (!Number.isInteger(c) || c < 1) {
       throw new MediaUploadError("invalid_argument", `queue concurrency must be a positive integer, not ${c}`);
     }
     this.#upload = upload;
+    this.#ahead = ahead;
     this.#concurrency = c;
   }
 
@@ -295,8 +310,15 @@ export class UploadQueue extends EventTarget {
     const isBlob = blob instanceof Blob;
     // A Blob's size is read a little later (#sizeSome): until then it counts as a length not
     // known yet, as a stream's does.
-    const entry = { up: null, index: this.#entries.length, loaded: 0, size: 0, known: false, blob: isBlob ? blob : null, settled: false, part: 0, unknown: false };
-    entry.up = new QueuedUpload(() => this.#upload(blob, options), blob, options, (what, e) => this.#heard(entry, what, e));
+    const entry = {
+      up: null, index: this.#entries.length, loaded: 0, size: 0, known: false, blob: isBlob ? blob : null, settled: false, part: 0, unknown: false,
+      source: isBlob ? blob : null, options, ahead: null,
+    };
+    const start = () => {
+      entry.source = entry.options = null;
+      return this.#upload(blob, options, entry.ahead ?? undefined);
+    };
+    entry.up = new QueuedUpload(start, blob, options, (what, e) => this.#heard(entry, what, e));
     this.#entries.push(entry);
     this.#unsettled++;
     this.#count(entry);
@@ -328,6 +350,7 @@ export class UploadQueue extends EventTarget {
         this.#seen(entry, e);
         return this.#progress();
       case "aborted":
+        if (!entry.up.started) this.#dropAhead(entry);
         return this.#count(entry);
       case "requeue":
         this.#next = Math.min(this.#next, entry.index);
@@ -335,9 +358,12 @@ export class UploadQueue extends EventTarget {
       case "statechange":
         // A running upload paused by the page frees its slot (statechange comes after the state).
         if (entry.up.started && entry.up.state === "paused") this.#pump();
+        else if (!entry.up.started && entry.up.state === "paused") this.#dropAhead(entry);
         return;
       case "loadend":
         entry.settled = true;
+        this.#dropAhead(entry); // a hashing its Upload did not take (it ended before the engine had it)
+        entry.source = entry.options = null;
         this.#unsettled--;
         this.#live.delete(entry);
         // A stream that ended tells its length in its last events (0 for an empty one).
@@ -440,6 +466,29 @@ export class UploadQueue extends EventTarget {
         throw err;
       }
     }
+    this.#hashAhead();
+  }
+
+  // Starts the hashing of the next AHEAD_FILES files waiting (see the file's comment).
+  #hashAhead() {
+    if (!this.#ahead) return;
+    let bytes = 0;
+    for (let i = this.#next, files = 0; i < this.#entries.length && files < AHEAD_FILES; i++) {
+      const entry = this.#entries[i];
+      if (!entry.up.waiting || !entry.source) continue;
+      files++;
+      const size = entry.source.size;
+      if (size > AHEAD_FILE_BYTES || bytes + size > AHEAD_BYTES) continue;
+      bytes += size;
+      entry.ahead ??= this.#ahead.start(entry.source, entry.options);
+    }
+  }
+
+  // Ends entry's hashing ahead, if it has one its upload has not taken.
+  #dropAhead(entry) {
+    if (entry.ahead == null) return;
+    this.#ahead.drop(entry.ahead);
+    entry.ahead = null;
   }
 
   // Fires "progress" if loaded or total has changed since the last one.

@@ -63,7 +63,9 @@ export class Upload extends EventTarget {
   #memo = null; // with resume: true, where the session is remembered
   #wantRequests = false; // a "request" listener was added
 
-  constructor(engine, blob, options) {
+  #ahead; // the key of its Blob's hashing ahead (a queue's: hash-ahead.js), or undefined
+
+  constructor(engine, blob, options, ahead) {
     super();
     this.promise = new Promise((resolve, reject) => {
       this.#resolve = resolve;
@@ -73,6 +75,7 @@ export class Upload extends EventTarget {
     // `up.then` get their own derived promise and still see the rejection.
     this.promise.catch(() => {});
     this.#options = options ?? {};
+    this.#ahead = ahead;
     this.#total = blob instanceof Blob ? blob.size : 0;
     this.#lengthKnown = blob instanceof Blob;
     this.#enqueue(() => this.#dispatchProgress("loadstart"));
@@ -141,6 +144,7 @@ export class Upload extends EventTarget {
   #begin(blob, options) {
     try {
       this.#id = this.#engine.start(blob, options, {
+        ahead: this.#ahead,
         sink: this.#sink(),
         getHeaders: typeof this.#options.getHeaders === "function" ? this.#options.getHeaders.bind(this.#options) : null,
       });

@@ -215,11 +215,11 @@ function workerEngine(worker) {
   };
 
   return {
-    start(source, options, { sink, getHeaders }) {
+    start(source, options, { sink, getHeaders, ahead }) {
       const id = ++last;
       const e = { sink, getHeaders, stream: null, cause: undefined, wants: Boolean(sink.wantRequests) };
       entries.set(id, e);
-      const msg = { t: "start", id, source, options, getHeaders: !!getHeaders, wantRequests: e.wants };
+      const msg = { t: "start", id, source, options, getHeaders: !!getHeaders, wantRequests: e.wants, ahead };
       try {
         // A Blob or File is cloned (its bytes are not copied); a stream is transferred where
         // the browser can, else the page reads it and the Worker's host asks for its bytes.
@@ -243,6 +243,8 @@ function workerEngine(worker) {
       post({ t: "start", id, check: true, size, options, getHeaders: !!getHeaders, wantRequests: false });
       return id;
     },
+    ahead: (key, blob, kinds) => post({ t: "ahead", key, blob, kinds }),
+    dropAhead: (key) => post({ t: "dropAhead", key }),
     pause: (id) => post({ t: "pause", id }),
     resume: (id) => post({ t: "resume", id }),
     abort: (id) => {

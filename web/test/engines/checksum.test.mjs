@@ -4,7 +4,9 @@
 // get none; a byte changed on the way makes the server refuse the last request, which is
 // checksum_mismatch (and without a checksum the changed object is stored, which is what the
 // default guards against); md5 and both; a stream whose bytes cannot be read for the hash ends
-// in source_error, never a hang; a File from disk hashed in worker and in page mode.
+// in source_error, never a hang; a File from disk hashed in worker and in page mode; a queue
+// hashes its next files while the ones before them upload (hashed ahead), in worker and in page
+// mode, and not at all with checksum: false.
 // Run: node --test web/test/engines/checksum.test.mjs   (MEDIAUPLOAD_ENGINES=webkit for one)
 
 import assert from "node:assert/strict";
@@ -170,6 +172,74 @@ forEachEngine((engine) => {
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // A queue, one file at a time, of small files that each go in one media request (whose
+  // X-Goog-Hash must come before its bytes): the host reads each file for its hash (a Blob read
+  // whole, arrayBuffer) before the file before it has ended, i.e. while that one uploads.
+  // Without hashing ahead, file k is read only once the queue starts it, after file k-1's
+  // loadend. The link's 50 ms round trip makes each upload last at least that long: the order
+  // seen does not hang on how fast this machine is. Reads are timed on the epoch's clock, in
+  // the realm where they are made (the Worker's, through its test hooks, or the page's).
+  test("a queue hashes its next files while the ones before them upload, in worker and in page mode; with checksum: false, none", async () => {
+    await ref.config({ link: { rttMs: 50 } });
+    const sizes = [100_001, 100_002, 100_003, 100_004, 100_005, 100_006];
+    for (const worker of [true, false]) {
+      for (const checksum of [undefined, false]) {
+        const p = await env.openPage();
+        try {
+          const names = sizes.map((_, i) => unique(`ahead-${worker ? "w" : "p"}-${checksum === false ? "none" : "crc"}-${i}`));
+          const out = await p.evaluate(async ({ sizes, urls, worker, checksum }) => {
+            const now = () => performance.timeOrigin + performance.now();
+            let pageReads = [];
+            if (worker) await T.loadHooked();
+            else {
+              const arrayBuffer = Blob.prototype.arrayBuffer;
+              Blob.prototype.arrayBuffer = function () {
+                pageReads.push([this.size, now()]);
+                return arrayBuffer.call(this);
+              };
+            }
+            const mu = await T.load({ worker });
+            const q = mu.queue({ concurrency: 1 });
+            const ends = [];
+            const ups = sizes.map((size, i) => {
+              const up = q.add(T.blob(size, 90 + i), { url: urls[i], ...(checksum === false ? { checksum } : {}) });
+              up.addEventListener("loadend", () => (ends[i] = now()));
+              return up;
+            });
+            const results = await Promise.allSettled(ups);
+            const reads = worker ? (await T.hookedWorker.ask({ t: "test:counts" })).reads : pageReads;
+            return { mode: mu.mode, ends, reads, failed: results.filter((r) => r.status === "rejected").map((r) => String(r.reason?.message)) };
+          }, { sizes, urls: names.map((n) => ref.uploadURL(n)), worker, checksum });
+          const how = `${out.mode} mode, checksum ${checksum ?? "default"}`;
+          assert.equal(out.mode, worker ? "worker" : "page");
+          assert.deepEqual(out.failed, [], how);
+          const media = (await requests()).filter((e) => e.kind === "media");
+          assert.equal(media.length, sizes.length, `${how}: each file in one media request`);
+          if (checksum === false) {
+            assert.deepEqual(out.reads.filter(([size]) => sizes.includes(size)), [], `${how}: no file read for a hash`);
+            assert.deepEqual(media.map((e) => e.googHash).filter(Boolean), [], `${how}: no hash stated`);
+          } else {
+            // Each file read for its hash once, and file k before file k-1 had ended.
+            const firstRead = sizes.map((size) => out.reads.find(([s]) => s === size)?.[1]);
+            assert.ok(firstRead.every((t) => t !== undefined), `${how}: every file read for its hash: ${JSON.stringify(out.reads)}`);
+            for (let k = 1; k < sizes.length; k++) {
+              assert.ok(firstRead[k] < out.ends[k - 1], `${how}: file ${k} read for its hash ${(firstRead[k] - out.ends[k - 1]).toFixed(1)} ms after file ${k - 1} ended, not while it uploaded`);
+            }
+            for (let i = 0; i < sizes.length; i++) {
+              assert.equal((await ref.object(names[i])).crc32c, crc32c(pseudoRandomBytes(sizes[i], 90 + i)), `${how}: file ${i}'s crc32c`);
+            }
+            const stated = media.map((e) => e.googHash);
+            assert.ok(stated.every((h) => /^crc32c=/.test(h)), `${how}: each request states its crc32c: ${stated}`);
+          }
+          for (let i = 0; i < sizes.length; i++) assert.deepEqual(await env.checkStored(names[i], sizes[i], 90 + i), [], `${how}: file ${i} stored`);
+          await ref.clearLog();
+        } finally {
+          await p.close();
+        }
+      }
     }
   });
 });

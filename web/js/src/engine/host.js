@@ -73,9 +73,17 @@
 //       "done", "checked" and "fail" end the entry; "fail" gets the JS error behind it, if
 //       any, as cause.
 //
-// The loader's side (module.js): open(id, {blob | stream, sink, getHeaders}) before the Go side
-// starts the upload (a check: no source), close(id) if it could not start it. sink.session is
-// the caller's session function, where the upload has one (upload.js).
+// The loader's side (module.js): open(id, {blob | stream, sink, getHeaders, ahead}) before the
+// Go side starts the upload (a check: no source), close(id) if it could not start it.
+// sink.session is the caller's session function, where the upload has one (upload.js).
+//
+// Hashing ahead (the queue's: queue.js): ahead(key, blob, kinds) starts hashing a Blob that a
+// queue will upload next, before its upload starts; the upload opened with that key takes the
+// hashing over when the Go side asks for the same kinds (hash), and lets go of it otherwise at
+// its end; dropAhead(key) ends one no upload took (aborted, paused before its turn, or ended
+// before it reached the Go side). A file sent in one request states its hash in that request,
+// so its hash comes before its bytes: hashed while the files before it upload, it costs the
+// file no time of its own.
 
 import { callSafely } from "../events.js";
 import { carriedTo, countable, countedBody, noStreams, wholeAgain } from "./counted.js";
@@ -227,7 +235,8 @@ async function readAnswer(res, session) {
  * it knows of whether the browser is online (online.js: in a Worker, the page tells it).
  */
 export function createHost({ worker = false, online = new Online() } = {}) {
-  const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause, hashing, pulled }
+  const entries = new Map(); // id -> { blob or stream, watch, sink, getHeaders, ac, online, cause, hashing, ahead, pulled }
+  const aheads = new Map(); // key -> { hashing, kinds }: hashed ahead, no upload opened with it yet
   // Bytes of Blobs and Files settled (or read for a checksum) since the last nudge
   // (NUDGE_EVERY: a File may be one made in memory).
   let settled = 0;
@@ -242,6 +251,15 @@ export function createHost({ worker = false, online = new Online() } = {}) {
         // an engine that will not map so much: its collector is left to itself
       }
     }, 0);
+  };
+
+  // Reads a range of blob for its checksum. The slices it reads of a Blob made in memory (or a
+  // File: it may be one) hold the Blob store too, until this realm's collector runs: they count
+  // towards the next nudge (NUDGE_EVERY).
+  const readCounted = (blob) => async (start, end) => {
+    const buf = await readRange(blob, start, end);
+    letGo(buf.byteLength);
+    return buf;
   };
 
   // Answers only while the entry is open: after the upload's end the Go side may have released
@@ -267,6 +285,7 @@ export function createHost({ worker = false, online = new Online() } = {}) {
     e.online?.(); // no longer waiting for the browser to be online
     e.stream?.close(reason);
     e.hashing?.stop();
+    e.ahead?.hashing.stop(); // hashed ahead for kinds the Go side did not ask for
     if (e.blob) letGo(e.blob.size); // a File too (see NUDGE_EVERY)
     return e;
   };
@@ -274,7 +293,23 @@ export function createHost({ worker = false, online = new Online() } = {}) {
   return {
     /** Opens the entry of upload id: { blob or stream (a StreamSource), sink, getHeaders }. */
     open(id, entry) {
-      entries.set(id, { ...entry, ac: null, watch: entry.blob instanceof File ? new FileWatch(entry.blob) : null });
+      const ahead = aheads.get(entry.ahead) ?? null;
+      aheads.delete(entry.ahead);
+      entries.set(id, { ...entry, ahead, ac: null, watch: entry.blob instanceof File ? new FileWatch(entry.blob) : null });
+    },
+
+    /** Starts hashing blob for an upload a queue starts later (see above); kinds as hash's. */
+    ahead(key, blob, kinds) {
+      if (aheads.has(key)) return;
+      const hashing = new Hashing(hashKinds(kinds));
+      hashing.readBlob(blob, readCounted(blob));
+      aheads.set(key, { hashing, kinds });
+    },
+
+    /** Ends the hashing ahead of key, if no upload took it. */
+    dropAhead(key) {
+      aheads.get(key)?.hashing.stop();
+      aheads.delete(key);
     },
 
     /** Drops the entry of upload id (the Go side could not start it). */
@@ -480,16 +515,13 @@ export function createHost({ worker = false, online = new Online() } = {}) {
     hash(id, kinds) {
       const e = entries.get(id);
       if (!e || e.hashing) return;
-      e.hashing = new Hashing(kinds === "both" ? ["crc32c", "md5"] : [kinds]);
-      if (!e.blob) return;
-      // The slices it reads of a Blob made in memory (or a File: it may be one) hold the Blob
-      // store too, until this realm's collector runs: they count towards the next nudge
-      // (NUDGE_EVERY).
-      e.hashing.readBlob(e.blob, async (start, end) => {
-        const buf = await readRange(e.blob, start, end);
-        letGo(buf.byteLength);
-        return buf;
-      });
+      // Hashed ahead (the queue's) for these kinds: taken over, however far it has come.
+      if (e.ahead?.kinds === kinds) {
+        [e.hashing, e.ahead] = [e.ahead.hashing, null];
+        return;
+      }
+      e.hashing = new Hashing(hashKinds(kinds));
+      if (e.blob) e.hashing.readBlob(e.blob, readCounted(e.blob));
     },
 
     digest(id, n, answer) {
@@ -586,6 +618,9 @@ function headersAnswer(v) {
     return { kind: "bad", reason: `reading it threw ${err?.name ?? "an error"}: ${err?.message ?? err}` };
   }
 }
+
+// The hashes of hash's kinds ("crc32c", "md5" or "both"), as Hashing takes them.
+const hashKinds = (kinds) => (kinds === "both" ? ["crc32c", "md5"] : [kinds]);
 
 // Reads bytes [start, end) of a Blob for its checksum: the whole Blob as it is where the range
 // is all of it (a slice costs WebKit a call to another process, 0.1-0.4 ms), through readAgain.

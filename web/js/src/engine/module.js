@@ -38,13 +38,13 @@ export async function startModule(wasmURL, given, { worker = false, online } = {
  * Starts upload `id` of `source` (a Blob; a ReadableStream, read by the host: stream.js; or a
  * source of a stream read elsewhere, with StreamSource's interface: stream-relay.js) with
  * `options` (the plain copy: wireOptions), reporting to sink.report (host.js lists the
- * reports). The Go side ends every upload with a "done" or "fail" report, possibly at once (a
+ * reports); ahead: the key of the Blob's hashing ahead (host.ahead), if a queue started one. The Go side ends every upload with a "done" or "fail" report, possibly at once (a
  * bad argument); the host drops the entry then. Throws only when the Go side could not take
  * the call at all.
  */
-export function startUpload({ api, host }, id, source, options, sink, getHeaders) {
+export function startUpload({ api, host }, id, source, options, sink, getHeaders, ahead) {
   const stream = source instanceof Blob ? null : source instanceof ReadableStream ? new StreamSource(source) : source;
-  host.open(id, stream ? { stream, sink, getHeaders } : { blob: source, sink, getHeaders });
+  host.open(id, stream ? { stream, sink, getHeaders } : { blob: source, sink, getHeaders, ahead });
   try {
     api.upload(id, stream ? -1 : source.size, stream ? "" : source.type, options);
   } catch (err) {

@@ -7,7 +7,7 @@
 // for by message too (an endpoint's URL as session is POSTed to from here).
 //
 // Messages from the page:   { t: "init", wasmURL, given }
-//                           { t: "start", id, source, options, getHeaders: bool, wantRequests: bool }
+//                           { t: "start", id, source, options, getHeaders: bool, wantRequests: bool, ahead }
 //                           { t: "start", id, source: null, relay: true, options, getHeaders, wantRequests }
 //                           { t: "want", id, on }             whether the page listens to requests now
 //                           { t: "start", id, check: true, size, options, getHeaders }   a check of a session
@@ -16,6 +16,8 @@
 //                           { t: "session", req, ok, value | error }   the page's session function's answer
 //                           { t: "pulled", id, req, n, blob | error }   (stream-relay.js)
 //                           { t: "online", on }            the page's navigator.onLine (online.js)
+//                           { t: "ahead", key, blob, kinds } | { t: "dropAhead", key }
+//                                                          a queue's hashing ahead (host.js)
 // Messages to the page:     { t: "ready", version } | { t: "error", message }
 //                           { t: "report", id, report }     (engine/host.js: state, progress, …, done, fail)
 //                           { t: "getHeaders", id, req }
@@ -73,6 +75,12 @@ self.onmessage = async ({ data: m }) => {
     case "online":
       online.told(m.on);
       break;
+    case "ahead":
+      mod?.host.ahead(m.key, m.blob, m.kinds);
+      break;
+    case "dropAhead":
+      mod?.host.dropAhead(m.key);
+      break;
     case "pulled":
       StreamRelay.answered(m);
       break;
@@ -94,7 +102,7 @@ self.onmessage = async ({ data: m }) => {
 // when it changes): each report costs a message.
 const wanted = new Map(); // id -> bool
 
-function start({ id, source, relay, options, getHeaders, wantRequests, check, size }) {
+function start({ id, source, relay, options, getHeaders, wantRequests, check, size, ahead }) {
   wanted.set(id, wantRequests);
   const sink = {
     get wantRequests() {
@@ -121,7 +129,7 @@ function start({ id, source, relay, options, getHeaders, wantRequests, check, si
   if (options?.sessionFunction) sink.session = (info) => ask("askSession", info);
   try {
     if (check) startCheck(mod, id, size, options, sink, gh);
-    else startUpload(mod, id, relay ? new StreamRelay(id, post) : source, options, sink, gh);
+    else startUpload(mod, id, relay ? new StreamRelay(id, post) : source, options, sink, gh, ahead);
   } catch (err) {
     sink.report({ type: "fail", code: "invalid_argument", message: String(err?.message ?? err) });
   }
