@@ -67,9 +67,11 @@ func unwrap(err error) error {
 	return nil
 }
 
-// waitOnline holds the upload in StateOffline until the device is online again. No retry is
-// counted and no retry event fired: the time offline is nobody's failure.
-func (u *Upload) waitOnline(ctx Context) error {
+// waitOnline holds the upload in StateOffline until the device is online again, then puts it
+// back in StateUploading (a request to send again), or in StateStarting where the backend is
+// to be asked again (askBackend sets that). No retry is counted and no retry event fired: the
+// time offline is nobody's failure.
+func (u *Upload) waitOnline(ctx Context, then State) error {
 	u.setState(StateOffline)
 	if err := u.o.WaitOnline(ctx); err != nil {
 		return err
@@ -78,7 +80,7 @@ func (u *Upload) waitOnline(ctx Context) error {
 		return err
 	}
 	u.prog.stood(u.o.Clock.Now()) // the time offline is not the link's
-	u.setState(StateUploading)
+	u.setState(then)
 	return nil
 }
 

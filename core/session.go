@@ -137,8 +137,24 @@ func (u *Upload) backendBound() Duration {
 	return stallFloor
 }
 
-// askBackend asks the backend for a session (Options.Session) and checks its answer.
+// askBackend asks the backend for a session (Options.Session) and checks its answer. A
+// backend out of reach while the device is offline (an *OfflineError under the error, which
+// the host gives) is asked again once it is online (Options.WaitOnline), as a request to
+// storage is sent again (offline.go): the time offline is nobody's failure, and the bound is
+// the ask's alone.
 func (u *Upload) askBackend(ctx Context) (SessionAnswer, error) {
+	for {
+		ans, err := u.askBackendOnce(ctx)
+		if err == nil || u.o.WaitOnline == nil || ctx.Err() != nil || !isOffline(err) {
+			return ans, err
+		}
+		if err := u.waitOnline(ctx, StateStarting); err != nil {
+			return ans, err
+		}
+	}
+}
+
+func (u *Upload) askBackendOnce(ctx Context) (SessionAnswer, error) {
 	u.setState(StateStarting)
 	bound := u.backendBound()
 	bctx, stop := withBound(ctx, u.o.Clock, bound)

@@ -443,3 +443,39 @@ func TestXMLSessionLostToJSON(t *testing.T) {
 	s.done()
 	assert.Equal(t, CodeProtocol, Code(err), "%v", err)
 }
+
+// A backend that cannot be reached while the device is offline (the host says so: an
+// *OfflineError under the BackendError) is asked again once the device is online, as a request
+// to storage is: the upload waits in "offline" (longer than the backend's bound, which counts
+// the ask alone), spends no retry, and goes on. Without WaitOnline it is the backend_error it
+// was.
+func TestSessionBackendOffline(t *testing.T) {
+	offline := &BackendError{Kind: BackendUnreachable, Err: &OfflineError{Err: errors.New("TypeError: Failed to fetch")}}
+	t.Run("asked again once online", func(t *testing.T) {
+		b := &backend{answers: []any{offline, offline, SessionAnswer{SessionURL: backendSession}}}
+		var states []State
+		var retries []RetryInfo
+		waited := 0
+		o := Options{
+			WaitOnline: func(ctx Context) error { waited++; time.Sleep(10 * time.Minute); return nil },
+			OnState:    func(s State) { states = append(states, s) },
+			OnRetry:    func(r RetryInfo) { retries = append(retries, r) },
+		}
+		res, err, took := runBackend(t, &memSource{data: data(10)}, o, b, []ex{
+			{url: backendSession, cr: "bytes 0-9/10", n: 10, status: 200},
+		})
+		require.NoError(t, err)
+		assert.Equal(t, backendSession, res.SessionURL)
+		assert.Len(t, b.infos, 3, "asked, and again after each wait to be online")
+		assert.Equal(t, 2, waited)
+		assert.Empty(t, retries, "no retry for the time offline")
+		assert.Equal(t, 20*60*Second, took)
+		assert.Equal(t, []State{StateStarting, StateOffline, StateStarting, StateOffline, StateStarting, StateUploading, StateDone}, states)
+	})
+	t.Run("without WaitOnline: backend_error, asked once", func(t *testing.T) {
+		b := &backend{answers: []any{offline}}
+		_, err, _ := runBackend(t, &memSource{data: data(10)}, Options{}, b, nil)
+		assert.Equal(t, CodeBackend, Code(err), "%v", err)
+		assert.Len(t, b.infos, 1)
+	})
+}

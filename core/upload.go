@@ -413,7 +413,7 @@ func (u *Upload) pausePoint(ctx Context) (bool, error) {
 // section 5). It returns the error to report when the retries have run out.
 func (u *Upload) retry(ctx Context, v verdict, resp *Response, err error) error {
 	if err != nil && u.o.WaitOnline != nil && isOffline(err) {
-		return u.waitOnline(ctx) // offline.go: no retry is counted for the time offline
+		return u.waitOnline(ctx, StateUploading) // offline.go: no retry is counted for the time offline
 	}
 	p := u.o.Retry
 	info := RetryInfo{Err: err}

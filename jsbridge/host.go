@@ -510,7 +510,8 @@ func (c *conn) headers(ctx core.Context) (core.Header, error) {
 // name, size, type and metadata. Its answers: {kind: "ok", sessionURL, signedURL, headers} (""
 // where absent: core checks what they say); "bad" (an answer that is no session at all);
 // "refused" {status, message, body} (the endpoint's 4xx or 5xx); "unreachable" (the POST
-// failed) and "threw" (the function threw or rejected), {name, message}. A backend that never
+// failed) and "threw" (the function threw or rejected), {name, message}; "offline" (either,
+// while the browser was offline). A backend that never
 // answers cannot hold the upload: core bounds the wait (ctx), and the host drops the late
 // answer.
 func (c *conn) session(endpoint string) core.SessionFunc {
@@ -528,6 +529,10 @@ func (c *conn) session(endpoint string) core.SessionFunc {
 			return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendRefused, Status: a.status, Message: a.message, Body: []byte(a.body)}
 		case a.kind == "unreachable":
 			return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendUnreachable, Err: a.err()}
+		case a.kind == "offline":
+			// Out of reach while the browser is offline: core waits for it to be online and
+			// asks again (WaitOnline), as it sends a request to storage again.
+			return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendUnreachable, Err: &core.OfflineError{Err: a.err()}}
 		}
 		return core.SessionAnswer{}, &core.BackendError{Kind: core.BackendThrew, Err: a.err()}
 	}

@@ -19,7 +19,9 @@
 //     hash-wasm's, uploads with the default CRC32C against none, load() and 1,000 small files,
 //     with the page's worst event-loop delay (hashing.mjs).
 //   - the backend package's session starts a second and their latency, 1,000 page requests at
-//     once against fake-gcs-server, no browser (sessions.mjs runs web/bench/sessions).
+//     once against fake-gcs-server, no browser (sessions.mjs runs web/bench/sessions); and what
+//     asking the demo's backend for a session adds to an upload's first byte over emulated
+//     links, in Chromium, Firefox and WebKit (sessions.mjs, benchSessionAsk).
 //   - a thousand files set on the demo's input in Chromium: the page's worst delay, and whose
 //     its long tasks are, from the DevTools trace (input.mjs).
 // Run with ./build.sh bench. It prints figures; it asserts nothing (timings flake).
@@ -34,7 +36,7 @@ import { benchFiles } from "./files.mjs";
 import { benchHashing } from "./hashing.mjs";
 import { benchInput } from "./input.mjs";
 import { benchLinkEngines, benchLinks, prepareLinks } from "./links.mjs";
-import { benchSessions } from "./sessions.mjs";
+import { benchSessionAsk, benchSessions } from "./sessions.mjs";
 import { BLOBS } from "./page-blobs.mjs";
 import { median } from "./common.mjs";
 
@@ -49,7 +51,8 @@ const LINK_ENGINE_RUNS = Number(process.env.BENCH_LINK_ENGINE_RUNS ?? 2);
 const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 // Rounds of each size in each engine (engines.mjs; BENCH_ENGINES chooses the engines).
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
-// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files, hashing, sessions or input runs that part alone.
+// BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files, hashing, sessions, ask or input runs that part alone
+// (sessions: ask too).
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -225,15 +228,16 @@ async function startSink() {
 const mbps = (size, ms) => size / MiB / (ms / 1000);
 
 // The engines, changes, bodies and hashing parts start their own browsers and servers
-// (engines.mjs, changes.mjs, bodies.mjs, hashing.mjs), and sessions none; alone, they need none
+// (engines.mjs, changes.mjs, bodies.mjs, hashing.mjs, sessions.mjs); alone, they need none
 // of the Chromium page below.
 if (ONLY === "" || ONLY === "engines") await benchEngines(ENGINE_RUNS);
 if (ONLY === "" || ONLY === "changes") await benchChanges();
 if (ONLY === "" || ONLY === "bodies") await benchBodies();
 if (ONLY === "" || ONLY === "hashing") await benchHashing();
 if (ONLY === "" || ONLY === "sessions") benchSessions();
+if (ONLY === "" || ONLY === "sessions" || ONLY === "ask") await benchSessionAsk();
 if (ONLY === "" || ONLY === "input") await benchInput();
-if (["engines", "changes", "bodies", "hashing", "sessions", "input"].includes(ONLY)) process.exit();
+if (["engines", "changes", "bodies", "hashing", "sessions", "ask", "input"].includes(ONLY)) process.exit();
 
 // tls: the reference server serves HTTPS with HTTP/2 beside HTTP (the links part uses both);
 // everything else goes to its HTTP origin, as before.

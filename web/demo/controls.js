@@ -13,7 +13,7 @@ export const site = {
     bucket: "demo",
     targets: {
       ref: { upload: "/ref/upload/storage/v1/b/demo/o", objects: "/ref/_ref/objects", faults: "/ref/_ref/faults" },
-      gcs: { upload: "/upload/storage/v1/b/demo/o", objects: "/storage/v1/b/demo/o" },
+      gcs: { upload: "/upload/storage/v1/b/demo/o", objects: "/storage/v1/b/demo/o", session: "/api/gcs/session", sessionBucket: "demo" },
     },
   },
 };
@@ -49,8 +49,12 @@ export function settings() {
   };
 }
 
-/** Where a file of that name goes with settings s. */
+/**
+ * Where a file of that name goes with settings s: "" for the Cloud Storage target, whose
+ * sessions the demo's backend starts (sessionEndpoint).
+ */
 export function uploadURL(s, name) {
+  if (s.target === "gcs") return "";
   if (s.target === "custom") {
     const u = s.customURL;
     // GCS takes the object name from the query for media uploads; add it when the user's URL
@@ -63,6 +67,14 @@ export function uploadURL(s, name) {
   return location.origin + site.config.targets[s.target].upload + "?name=" + encodeURIComponent(name);
 }
 
+/**
+ * The demo's backend (web/cmd/serve, package web/gcs) that starts the sessions of settings s's
+ * target, for the module's `session` option; undefined where the page starts its own.
+ */
+export function sessionEndpoint(s) {
+  return s.target === "gcs" ? site.config.targets.gcs.session : undefined;
+}
+
 /** Where uploads go, and which bucket names each target takes: the reference server any. */
 function targetInfo(target) {
   const { bucket: b, targets } = site.config;
@@ -70,8 +82,11 @@ function targetInfo(target) {
   switch (target) {
     case "ref":
       return ["Uploads go to ", code(targets.ref.upload), ". The reference server takes any bucket name there (…/b/ANY/o): it keeps no list of buckets, and the table below lists all it holds."];
-    case "gcs":
-      return ["Uploads go to ", code(targets.gcs.upload), `. fake-gcs-server has one bucket, ${b}: any other is answered 404 (notFound), as Cloud Storage does.`];
+    case "gcs": {
+      const g = targets.gcs;
+      const where = g.sessionBucket && g.sessionBucket !== b ? `the bucket ${g.sessionBucket} on Cloud Storage` : `fake-gcs-server's one bucket, ${b}`;
+      return ["The demo's backend (", code(`POST ${g.session}`), `, package web/gcs) starts each upload's session in ${where}, for this page's origin, and names the object: the page holds no credential and starts no session, it sends the bytes. So uploads here are resumable, whatever the upload type.`];
+    }
     default:
       return ["Any upload URL, used as it is (a Cloud Storage one gets ", Object.assign(code("?name="), { className: "nowrap" }), " added). The local reference server takes any bucket name: ", code(`${location.origin}${targets.ref.upload.replace(`/b/${b}/`, "/b/ANY/")}`), "."];
   }
@@ -91,9 +106,13 @@ export function refreshNote() {
     notes.push("Without X-GUploader-No-308 the server answers real 308s, which Firefox's fetch does not hand over: the module then asks with a status query, and fake-gcs-server finishes the object on it (docs/protocol.md, sections 6 and 7).");
   }
   if (s.target !== "ref" && s.flaky) notes.push("The flaky network applies to the reference server only.");
+  if (s.target === "gcs" && (s.uploadType === "media" || s.uploadType === "multipart")) {
+    notes.push(`The Cloud Storage target's sessions come from the demo's backend: ${s.uploadType} (one request, no session) does not apply there, and its uploads go resumable.`);
+  }
   // A fixed small chunk costs a request (and, on a real server, a round trip) per chunk, and
   // the emulator is slow over each request.
-  const small = s.uploadType !== "multipart" && s.uploadType !== "media" && s.chunkSize > 0 && s.chunkSize < 8 << 20;
+  const resumable = s.target === "gcs" || (s.uploadType !== "multipart" && s.uploadType !== "media");
+  const small = resumable && s.chunkSize > 0 && s.chunkSize < 8 << 20;
   if (small && s.target === "gcs") {
     notes.push(`Slow: fake-gcs-server takes long over every request, and ${fmtBytes(s.chunkSize)} chunks make many. Pick "module default" unless small chunks are what you want to see.`);
   } else if (small && s.target === "custom") {

@@ -19,7 +19,7 @@ import { fmtBytes, fmtDuration, fmtError, describeRange, withoutQuery } from "./
 import { announce } from "./list.js";
 import { sliced } from "./page.js";
 import { liveCount, newEntry, setProgress, setState, touch } from "./state.js";
-import { uploadURL } from "./controls.js";
+import { sessionEndpoint, uploadURL } from "./controls.js";
 
 let mu = null;
 let queue = null; // the page's mu.queue, once the module is loaded
@@ -97,11 +97,16 @@ function start(entry, sessionURL) {
   }
   // A stream goes resumable whatever the setting (its length is not known up front), and is
   // not remembered for a reload (it cannot be read again from the start). An unfinished upload
-  // is a resumable one by nature.
-  if (from.stream || from.unfinished) s.uploadType = "resumable";
+  // is a resumable one by nature, and so is one whose session the demo's backend starts.
+  const backend = sessionEndpoint(s);
+  if (from.stream || from.unfinished || backend) s.uploadType = "resumable";
   const resumable = (s.uploadType === "resumable" || s.uploadType === "auto") && !from.stream;
   const opts = {
-    url: uploadURL(s, file.name),
+    // The Cloud Storage target: the demo's backend starts each session (POST { name, size,
+    // type, metadata }) for this page's origin, in the bucket and under the name it decides,
+    // and again if the session is lost; the page holds no credential. A Retry goes on with the
+    // session it had (sessionURL), which excludes asking for another.
+    ...(backend ? (sessionURL ? {} : { session: backend }) : { url: uploadURL(s, file.name) }),
     method: "POST",
     uploadType: s.uploadType,
     queryStatusEachChunk: s.statusEachChunk,
@@ -120,7 +125,8 @@ function start(entry, sessionURL) {
     onRequest: (r) => requestLine(entry, r),
   };
   if (s.chunkSize !== undefined && !(from.stream && s.chunkSize === 0)) opts.chunkSize = s.chunkSize;
-  // A media upload has no room for metadata: its name travels in the URL.
+  // A media upload has no room for metadata: its name travels in the URL. To the demo's
+  // backend, the name is the page's wish: the backend decides the object's name and metadata.
   if (s.uploadType !== "media") opts.metadata = { name: file.name };
   if (file.type) opts.contentType = file.type;
   if (s.fastRetry) opts.retry = { retries: 8, initialDelayMs: 200, maxDelayMs: 3000, jitterMs: 200 };

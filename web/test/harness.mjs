@@ -439,9 +439,10 @@ export async function startAll({ engine, tls = false } = {}) {
 /**
  * Builds (unless MEDIAUPLOAD_SERVE names a binary) and starts the demo's serve program
  * (web/cmd/serve: the demo, dist/, the reference server under /ref/ and fake-gcs-server) on a
- * free port. Resolves to { url, stderr(), stop() }; stop also removes what the build made.
+ * free port, with args added to its flags (["-allow-origin", url], say). Resolves to { url,
+ * stderr(), stop() }; stop also removes what the build made.
  */
-export async function startServe() {
+export async function startServe(args = []) {
   let buildDir = null;
   let bin = process.env.MEDIAUPLOAD_SERVE;
   if (!bin) {
@@ -450,7 +451,7 @@ export async function startServe() {
     const r = spawnSync("go", ["build", "-o", bin, "./web/cmd/serve"], { cwd: REPO_ROOT, encoding: "utf8" });
     if (r.status !== 0) throw new Error(`go build ./web/cmd/serve failed:\n${r.stderr}`);
   }
-  const child = spawn(bin, ["-addr", "127.0.0.1:0", "-dist", DIST_DIR], {
+  const child = spawn(bin, ["-addr", "127.0.0.1:0", "-dist", DIST_DIR, ...args], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -487,10 +488,13 @@ export async function startServe() {
  * and adds the error hook (browsers.mjs, ERRORS_HOOK) at the top of every HTML page, so that
  * page.errors() sees what a page of another server throws from its first script on, in every
  * engine (classic WebDriver has no console). It also serves a page of its own that frames a
- * page of the origin at a phone's size (framePage, below). Resolves to { url, stop() }.
+ * page of the origin at a phone's size (framePage, below). `target` may be a function that
+ * gives the origin when a request comes (a server started after the proxy, told the proxy's
+ * origin). Resolves to { url, stop() }.
  */
-export async function startErrorsProxy(target) {
+export async function startErrorsProxy(targetOrFn) {
   const server = createServer((req, res) => {
+    const target = typeof targetOrFn === "function" ? targetOrFn() : targetOrFn;
     const frame = framePage(req.url);
     if (frame) {
       res.writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" });

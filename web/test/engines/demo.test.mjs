@@ -1,7 +1,8 @@
 // The demo page and fake-gcs-server (the independent server, embedded in web/cmd/serve) in
 // every engine. The demo loads with no error in its console (seen through a proxy that adds
 // the error hook at the top of the page: ../harness.mjs, startErrorsProxy), files picked in its
-// input arrive intact on both of its targets, and a screenshot per engine lands in
+// input arrive intact on both of its targets (fake-gcs-server's sessions started by the demo's
+// own backend, /api/gcs/session, for the page's origin), and a screenshot per engine lands in
 // test-output/ (MEDIAUPLOAD_TEST_OUT). From a page of another origin, the module uploads to
 // fake-gcs-server at "auto" with a checksum, in fixed chunks, as media, multipart and a stream.
 // An upload a reload left paused is listed under "Unfinished uploads" and, picked again (in its
@@ -22,8 +23,10 @@ const OUT_DIR = process.env.MEDIAUPLOAD_TEST_OUT ?? join(tmpdir(), "mediaupload-
 let serve, proxy, files;
 before(async () => {
   mkdirSync(OUT_DIR, { recursive: true });
-  serve = await startServe();
-  proxy = await startErrorsProxy(serve.url);
+  // The proxy's origin is another than the server's: the demo's backend is told to serve its
+  // pages too (-allow-origin), as an app lists the origins of its pages.
+  proxy = await startErrorsProxy(() => serve.url);
+  serve = await startServe(["-allow-origin", proxy.url]);
   files = scratchDir();
 });
 after(async () => {
@@ -65,7 +68,10 @@ forEachEngine((engine) => {
           (names) => {
             const rows = names.map((n) => [...document.querySelectorAll("li.file")].filter((li) => li.dataset.name === n).at(-1));
             if (!rows.every((li) => li && (li.dataset.state === "failed" || (li.dataset.md5 && li.dataset.md5 !== "pending")))) return null;
-            return rows.map((li) => ({ state: li.dataset.state, md5: li.dataset.md5, pct: li.querySelector(".pct").textContent, error: li.querySelector(".error").textContent }));
+            return rows.map((li) => ({
+              state: li.dataset.state, md5: li.dataset.md5, pct: li.querySelector(".pct").textContent, error: li.querySelector(".error").textContent,
+              methods: [...li.querySelectorAll(".log tbody tr")].map((tr) => tr.cells[1].textContent),
+            }));
           },
           list.map((f) => f.name),
           { timeout: 60_000 },
@@ -76,6 +82,9 @@ forEachEngine((engine) => {
           assert.equal(r.pct, "100 %");
         }
         if (target === "gcs") {
+          // The demo's backend (POST /api/gcs/session) started each session: the page sends the
+          // chunks only, and the object is named as the backend decided (the file's name).
+          for (const [i, r] of rows.entries()) assert.deepEqual([...new Set(r.methods)], ["PUT"], `${list[i].name}: the page started no session: ${r.methods}`);
           for (const f of list) assert.equal((await gcsObject(f.name))?.md5Hash, f.md5, `fake-gcs-server holds ${f.name}`);
         }
       }

@@ -9,12 +9,16 @@
 // backend_error, asked once, with no request to storage and nothing kept; a signed URL starts
 // an XML API session from the page, its final answer (no body) reported as it is and its
 // CRC32C stated with X-Goog-Hash (a mismatch: checksum_mismatch). fake-gcs-server 1.56.1 (the
-// demo's) takes a signed URL's start too: what it does is said where it is tested.
+// demo's) takes a signed URL's start too: what it does is said where it is tested. The demo's
+// own backend (web/cmd/serve's /api/gcs/session: gcs.Handler in front of its fake-gcs-server)
+// gives pages of its origin sessions that land byte-exact, named and described as it decides,
+// and refuses a bad name with a backend_error that says why. A page that says it is offline
+// while its backend cannot be reached waits in "offline" and asks again once online.
 // Run: node --test web/test/engines/session.test.mjs   (MEDIAUPLOAD_ENGINES=firefox for one)
 
 import assert from "node:assert/strict";
 import { after, before, beforeEach } from "node:test";
-import { CHUNK, MiB, crc32cBase64, forEachEngine, pseudoRandomBytes, readBody, startServe, useEnv } from "../harness.mjs";
+import { CHUNK, MiB, crc32cBase64, forEachEngine, md5Base64, pseudoRandomBytes, readBody, startServe, useEnv } from "../harness.mjs";
 
 let serve; // the demo's server, with fake-gcs-server (its signed-URL start)
 before(async () => {
@@ -84,6 +88,11 @@ forEachEngine((engine) => {
         return json(200, { url: "https://storage.example/session" });
       case "stall":
         return; // never answers (the module gives up, and aborts the POST)
+      case "drop":
+        // An answer cut short in its body: fetch's read of it rejects. (A connection closed
+        // with no answer at all is sent again by the browser itself: the count would be the
+        // browser's, not the module's.)
+        return void req.socket.end("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
     }
   }
 
@@ -328,5 +337,111 @@ forEachEngine((engine) => {
     assert.equal(out.result.metadata?.crc32c, crc32cBase64(pseudoRandomBytes(size, 61)), "compared by the module too");
     const r = await fetch(`${serve.url}/download/storage/v1/b/demo/o/${encodeURIComponent(name)}?alt=media`);
     assert.ok(Buffer.from(await r.arrayBuffer()).equals(pseudoRandomBytes(size, 61)), "fake-gcs-server holds the bytes");
+  });
+  // The page says it is offline (its navigator.onLine false, an offline event: what every
+  // engine's page shows of a spell, offline.test.mjs) while its backend cannot be reached: the
+  // upload waits in "offline", counts no retry, and asks again once the page says it is online.
+  test("a backend out of reach while offline is asked again once online, in worker and page mode: byte-exact, no retry, asked twice", async () => {
+    for (const mode of ["worker", "page"]) {
+      const p = await pageIn(mode);
+      const say = (on) =>
+        p.evaluate((on) => {
+          Object.defineProperty(Navigator.prototype, "onLine", { configurable: true, get: () => on });
+          dispatchEvent(new Event(on ? "online" : "offline"));
+        }, on);
+      try {
+        const name = unique(`offline-${mode}`);
+        const size = CHUNK + 3;
+        backend.way = "drop";
+        backend.calls = [];
+        await say(false);
+        await p.evaluate(({ name, size }) => {
+          window.result = null;
+          T.run(T.file(size, 71, name), { session: "/api/session", metadata: { name }, chunkSize: 262144 }, { onStart: (up) => (window.up = up) }).then((r) => (window.result = r));
+        }, { name, size });
+        await p.waitForFunction(() => window.up?.state === "offline", undefined, { timeout: 10_000 });
+        await new Promise((r) => setTimeout(r, 1500)); // longer than the module's look at the link (a second)
+        assert.equal(backend.calls.length, 1, "asked once while offline");
+        assert.equal(await p.evaluate(() => window.result), null, "still waiting");
+        backend.way = "session";
+        await say(true);
+        const out = await p.waitForFunction(() => window.result, undefined, { timeout: 30_000 });
+        ok(out);
+        assert.equal(backend.calls.length, 2, "asked again once online");
+        const states = out.events.filter((e) => e.type === "statechange").map((e) => e.state);
+        // (From "starting", where an upload begins: no event for it.)
+        assert.deepEqual(states, ["offline", "starting", "uploading", "done"], `states: ${states}`);
+        assert.deepEqual(out.events.filter((e) => e.type === "retry"), [], "no retry for the time offline");
+        assert.deepEqual(await env.checkStored(name, size, 71), []);
+      } finally {
+        await say(true).catch(() => {});
+        await p.close();
+      }
+    }
+  });
+
+  // The demo's own backend: a page of the demo server's origin (the backend serves its own
+  // origins' pages only; its 404 page, where no module is loaded yet, so that either mode can
+  // be asked for), the module loaded from its /dist/, bytes made as the tests make them.
+  async function demoPage(mode) {
+    const p = await env.browser.newPage(`${serve.url}/dist/no-such-page`);
+    const got = await p.evaluate(async ({ mode, gen }) => {
+      const { load } = await import("/dist/mediaupload.js");
+      const mu = await load({ worker: mode === "worker" });
+      const bytes = (0, eval)(`(${gen})`);
+      // One upload: its result, or its error's code, message, status and serverMessage.
+      window.up1 = (size, seed, opts) =>
+        mu.upload(new File([bytes(size, seed)], opts.metadata?.name ?? "f.bin", { type: "image/png" }), opts).then(
+          (r) => ({ ok: true, status: r.status, metadata: r.metadata, sessionURL: r.sessionURL }),
+          (e) => ({ ok: false, error: { code: e.code, message: e.message, status: e.status, serverMessage: e.serverMessage } }),
+        );
+      return mu.mode;
+    }, { mode, gen: pseudoRandomBytes.toString() });
+    assert.equal(got, mode);
+    return p;
+  }
+  const gcsObject = async (name) => {
+    const r = await fetch(`${serve.url}/storage/v1/b/demo/o/${encodeURIComponent(name)}`);
+    return r.ok ? r.json() : undefined;
+  };
+
+  test("the demo's backend (gcs.Handler before fake-gcs-server) starts the sessions, in worker and page mode: byte-exact, named and described as it decides", async () => {
+    for (const mode of ["worker", "page"]) {
+      const p = await demoPage(mode);
+      try {
+        const name = unique(`demo-backend-${mode}`);
+        const size = 2 * CHUNK + 13;
+        const out = await p.evaluate(
+          ({ name, size }) => window.up1(size, 81, { session: "/api/gcs/session", metadata: { name, metadata: { owner: "ann" } }, chunkSize: 262144 }),
+          { name, size },
+        );
+        assert.ok(out.ok, JSON.stringify(out.error));
+        assert.equal(out.status, 200);
+        assert.ok(out.sessionURL.startsWith(`${serve.url}/upload/storage/v1/b/demo/o?uploadType=resumable&`) && out.sessionURL.includes("upload_id="), `fake-gcs-server's session, as the backend started it: ${out.sessionURL}`);
+        assert.equal(out.metadata?.name, name, "the object's name, as the backend decided (the page's wish)");
+        assert.deepEqual(out.metadata?.metadata, { owner: "ann" }, "its metadata, as the backend passed it on");
+        const obj = await gcsObject(name);
+        assert.equal(obj?.contentType, "image/png");
+        assert.equal(obj?.md5Hash, md5Base64(pseudoRandomBytes(size, 81)), "fake-gcs-server holds the bytes");
+      } finally {
+        await p.close();
+      }
+    }
+  });
+
+  test("the demo's backend refuses a bad object name: backend_error with its reason, no session, nothing stored", async () => {
+    const p = await demoPage("worker");
+    try {
+      const name = `.well-known/acme-challenge/${unique("refused")}`;
+      const out = await p.evaluate((name) => window.up1(1000, 82, { session: "/api/gcs/session", metadata: { name } }), name);
+      assert.equal(out.ok, false);
+      assert.equal(out.error.code, "backend_error", JSON.stringify(out.error));
+      assert.equal(out.error.status, 400);
+      assert.match(out.error.serverMessage, /acme-challenge/);
+      assert.match(out.error.message, /nothing was sent to storage/);
+      assert.equal(await gcsObject(name), undefined);
+    } finally {
+      await p.close();
+    }
   });
 });

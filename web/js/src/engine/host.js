@@ -53,6 +53,8 @@
 //                                     where absent) | {kind: "bad", reason} | {kind: "refused",
 //                                     status, message, body} (the endpoint's 4xx or 5xx)
 //                                     | {kind: "unreachable" | "threw", name, message}
+//                                     | {kind: "offline", name, message}: either of those
+//                                     while the browser is offline (core waits, asks again)
 //   whenOnline(id, answer)            {kind: "ok"} once the browser is online (at once if it is;
 //                                     online.js says how the host knows)
 //   abort(id)                         aborts the request in flight, if any
@@ -564,7 +566,8 @@ export function createHost({ worker = false, online = new Online() } = {}) {
         return void askEndpoint(ask.endpoint, info, ac.signal).then(({ a, cause }) => {
           if (e.ac === ac) e.ac = null;
           if (cause !== undefined) e.cause = cause; // the cause of the backend_error
-          reply(id, e, answer, a);
+          // Out of reach while the browser is offline: core asks again once it is online.
+          reply(id, e, answer, a.kind === "unreachable" && !online.now ? { ...a, kind: "offline" } : a);
         });
       }
       Promise.resolve()
@@ -573,7 +576,9 @@ export function createHost({ worker = false, online = new Online() } = {}) {
           (v) => reply(id, e, answer, sessionAnswer(v)),
           (err) => {
             e.cause = err; // the cause of the backend_error
-            reply(id, e, answer, failed("threw", err));
+            // A function that failed while the browser is offline (its fetch, most likely):
+            // core asks again once it is online.
+            reply(id, e, answer, failed(online.now ? "threw" : "offline", err));
           },
         );
     },
