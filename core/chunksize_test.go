@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // link is an emulated uplink: bytes per second, a round trip, and the browser's own cost of a
@@ -67,25 +68,20 @@ func simulateWith(t *testing.T, l link, total int64, fail func(i int) bool, c *C
 		sim.durations = append(sim.durations, d)
 		c.Answered(size, d, counted(i))
 		off += size
-		if i > 10000 {
-			t.Fatal("no end")
-		}
+		require.LessOrEqual(t, i, 10000, "no end")
 	}
 	return sim
 }
 
 func checkSize(t *testing.T, size, off, total, maxSize int64) {
 	t.Helper()
-	last := total >= 0 && off+size == total
-	switch {
-	case size <= 0 && !(total == off):
-		t.Fatalf("chunk of %d bytes at %d of %d", size, off, total)
-	case total >= 0 && off+size > total:
-		t.Fatalf("chunk of %d bytes at %d runs past the end, %d", size, off, total)
-	case !last && size%ChunkAlign != 0:
-		t.Fatalf("chunk of %d bytes at %d of %d is not a multiple of 256 KiB", size, off, total)
-	case !last && size > maxSize:
-		t.Fatalf("chunk of %d bytes over the maximum %d", size, maxSize)
+	require.True(t, size > 0 || total == off, "chunk of %d bytes at %d of %d", size, off, total)
+	if total >= 0 {
+		require.LessOrEqual(t, off+size, total, "chunk of %d bytes at %d runs past the end", size, off)
+	}
+	if last := total >= 0 && off+size == total; !last {
+		require.Zero(t, size%ChunkAlign, "chunk of %d bytes at %d of %d is not a multiple of 256 KiB", size, off, total)
+		require.LessOrEqual(t, size, maxSize, "chunk of %d bytes over the maximum", size)
 	}
 }
 
@@ -117,19 +113,11 @@ func TestChunkSizerOnLinks(t *testing.T) {
 				longest = max(longest, d)
 			}
 			t.Logf("%d chunks, share %.3f, longest chunk after the first %.2f s, sizes %v", len(sim.sizes), share, longest.Seconds(), sim.sizes)
-			if share < tt.share {
-				t.Errorf("share %.3f, want at least %.2f", share, tt.share)
-			}
-			if longest > tt.longestGap {
-				t.Errorf("a chunk took %.2f s: progress gaps over %.1f s", longest.Seconds(), tt.longestGap.Seconds())
-			}
-			if sim.sizes[0] != ChunkAlign {
-				t.Errorf("the first chunk is %d bytes: it should be small, for a report at once", sim.sizes[0])
-			}
+			assert.GreaterOrEqual(t, share, tt.share, "share of the link's rate")
+			assert.LessOrEqual(t, longest.Seconds(), tt.longestGap.Seconds(), "the longest chunk after the first, in s: a progress gap")
+			assert.Equal(t, int64(ChunkAlign), sim.sizes[0], "the first chunk should be small, for a report at once")
 			for i := 1; i < len(sim.sizes)-1; i++ {
-				if sim.sizes[i] > fastGrowth*sim.sizes[i-1] {
-					t.Errorf("chunk %d grew from %d to %d", i, sim.sizes[i-1], sim.sizes[i])
-				}
+				assert.LessOrEqual(t, sim.sizes[i], fastGrowth*sim.sizes[i-1], "chunk %d grew from %d", i, sim.sizes[i-1])
 			}
 		})
 	}
@@ -155,28 +143,18 @@ func TestChunkSizerCountedChunks(t *testing.T) {
 			sim := simulateWith(t, tt.l, tt.total, nil, NewChunkSizer(DefaultMaxChunkSize), func(int) bool { return true })
 			share := float64(sim.transfer) / float64(sim.total)
 			t.Logf("%d chunks, share %.3f, sizes %v", len(sim.sizes), share, sim.sizes)
-			if share < tt.share {
-				t.Errorf("share %.3f, want at least %.2f", share, tt.share)
-			}
-			if sim.sizes[0] != ChunkAlign {
-				t.Errorf("the first chunk is %d bytes: it finds out whether the transport counts", sim.sizes[0])
-			}
-			if len(sim.sizes) > 3 {
-				t.Errorf("%d chunks: counted chunks need no ramp", len(sim.sizes))
-			}
+			assert.GreaterOrEqual(t, share, tt.share, "share of the link's rate")
+			assert.Equal(t, int64(ChunkAlign), sim.sizes[0], "the first chunk finds out whether the transport counts")
+			assert.LessOrEqual(t, len(sim.sizes), 3, "chunks: counted chunks need no ramp")
 		})
 	}
 	// A transport that stops counting (it fell back to whole bodies): the next chunk is sized
 	// for a report every second or so again.
 	l := link{name: "20 Mbit/s", rate: mbit(20), rtt: 60 * Millisecond, perReq: 3 * Millisecond}
 	sim := simulateWith(t, l, 100e6, nil, NewChunkSizer(DefaultMaxChunkSize), func(i int) bool { return i < 2 })
-	if sim.durations[2] < 5*Second {
-		t.Fatalf("chunk 2, after two counted ones, took %.2f s: want a long one (sizes %v)", sim.durations[2].Seconds(), sim.sizes)
-	}
+	require.GreaterOrEqual(t, sim.durations[2].Seconds(), 5.0, "chunk 2, after two counted ones, in s: want a long one (sizes %v)", sim.sizes)
 	for i, d := range sim.durations[3:] {
-		if d > 2*Second {
-			t.Errorf("chunk %d, after the transport stopped counting, took %.2f s (sizes %v)", i+3, d.Seconds(), sim.sizes)
-		}
+		assert.LessOrEqual(t, d.Seconds(), 2.0, "chunk %d, after the transport stopped counting, in s (sizes %v)", i+3, sim.sizes)
 	}
 }
 
@@ -194,13 +172,9 @@ func TestChunkSizerCostWithoutThePreflight(t *testing.T) {
 			c := NewChunkSizer(DefaultMaxChunkSize)
 			sim := simulateWith(t, l, 40<<20, nil, c, func(int) bool { return false })
 			t.Logf("sizes %v, cost %v", sim.sizes, c.cost)
-			if want := l.rtt + l.perReq; c.cost < want*9/10 || c.cost > want*11/10 {
-				t.Errorf("cost %v, want about one round trip, %v", c.cost, want)
-			}
+			assert.InEpsilon(t, float64(l.rtt+l.perReq), float64(c.cost), 0.1, "cost: about one round trip")
 			for i, d := range sim.durations[3 : len(sim.durations)-1] {
-				if d > 1300*Millisecond {
-					t.Errorf("chunk %d took %.2f s, want about 1 s", i+3, d.Seconds())
-				}
+				assert.LessOrEqual(t, d.Seconds(), 1.3, "chunk %d, in s: want about 1 s", i+3)
 			}
 		})
 	}
@@ -227,9 +201,7 @@ func TestChunkSizerInterval(t *testing.T) {
 			sim := simulateWith(t, tt.l, 8<<20, nil, c, func(int) bool { return false })
 			for i, d := range sim.durations[1 : len(sim.durations)-1] {
 				// A chunk is whole 256 KiB units: its time is rounded down, never up.
-				if d > tt.longest+tt.longest/50 {
-					t.Errorf("chunk %d took %.3f s, over the bound (sizes %v)", i+1, d.Seconds(), sim.sizes)
-				}
+				assert.LessOrEqual(t, d.Seconds(), (tt.longest + tt.longest/50).Seconds(), "chunk %d, in s, over the bound (sizes %v)", i+1, sim.sizes)
 			}
 			t.Logf("share %.3f, sizes %v", float64(sim.transfer)/float64(sim.total), sim.sizes)
 		})
@@ -245,15 +217,10 @@ func TestChunkSizerFollowsASlowdown(t *testing.T) {
 	for i, d := range sim.durations {
 		if d > 2*Second {
 			long++
-			if long > 1 {
-				t.Errorf("chunk %d took %.2f s: the sizer did not follow the slower link (sizes %v)", i, d.Seconds(), sim.sizes)
-			}
+			assert.LessOrEqual(t, long, 1, "chunk %d took %.2f s: the sizer did not follow the slower link (sizes %v)", i, d.Seconds(), sim.sizes)
 		}
 	}
-	tail := sim.sizes[len(sim.sizes)-3]
-	if tail > 1<<20 {
-		t.Errorf("chunks of %d bytes on a 3 Mbit/s link (sizes %v)", tail, sim.sizes)
-	}
+	assert.LessOrEqual(t, sim.sizes[len(sim.sizes)-3], int64(1<<20), "a chunk near the end, on the 3 Mbit/s link (sizes %v)", sim.sizes)
 }
 
 // After a failed chunk the next one is at most half of it; growth resumes after successes.
@@ -269,18 +236,15 @@ func TestChunkSizerShrinksAfterAFailure(t *testing.T) {
 	before := c.Next(0, -1)
 	c.Failed()
 	after := c.Next(0, -1)
-	if after > before/2 || after%ChunkAlign != 0 {
-		t.Fatalf("after a failed chunk of %d: %d (sizes %v)", before, after, sizes)
-	}
+	require.LessOrEqual(t, after, before/2, "after a failed chunk of %d (sizes %v)", before, sizes)
+	require.Zero(t, after%ChunkAlign, "after a failed chunk: %d is not a multiple of 256 KiB", after)
 	c.Failed()
 	again := c.Next(0, -1)
-	if again > after/2 && after > ChunkAlign {
-		t.Fatalf("after a second failure: %d, then %d", after, again)
+	if after > ChunkAlign {
+		require.LessOrEqual(t, again, after/2, "after a second failure, from %d", after)
 	}
 	c.Answered(again, 20*Millisecond+Duration(float64(again)/12.5e6*float64(Second)), false)
-	if grown := c.Next(0, -1); grown <= again {
-		t.Fatalf("no growth after a success: %d then %d", again, grown)
-	}
+	assert.Greater(t, c.Next(0, -1), again, "growth after a success")
 }
 
 func TestChunkSizerBounds(t *testing.T) {
@@ -288,25 +252,16 @@ func TestChunkSizerBounds(t *testing.T) {
 	c.RoundTrip(Millisecond)
 	for i := 0; i < 10; i++ {
 		s := c.Next(0, -1)
-		if s > 1<<20 || s%ChunkAlign != 0 || s <= 0 {
-			t.Fatalf("size %d", s)
-		}
+		require.Positive(t, s)
+		require.LessOrEqual(t, s, int64(1<<20))
+		require.Zero(t, s%ChunkAlign, "size %d is not a multiple of 256 KiB", s)
 		c.Answered(s, 2*Millisecond, false)
 	}
-	if got := NewChunkSizer(1000).Max; got != ChunkAlign {
-		t.Errorf("a maximum under one unit: %d", got)
-	}
+	assert.Equal(t, int64(ChunkAlign), NewChunkSizer(1000).Max, "a maximum under one unit")
 	// The rest of a known total: never past its end; a small remainder joins the chunk.
-	c = NewChunkSizer(DefaultMaxChunkSize)
-	if s := c.Next(0, 300_000); s != 300_000 {
-		t.Errorf("a 300000-byte upload: first chunk %d, want all of it (the remainder is small)", s)
-	}
-	if s := NewChunkSizer(DefaultMaxChunkSize).Next(0, 0); s != 0 {
-		t.Errorf("an empty upload: %d", s)
-	}
-	if s := NewChunkSizer(DefaultMaxChunkSize).Next(0, 600_000); s != ChunkAlign {
-		t.Errorf("600000 bytes: first chunk %d, want 262144", s)
-	}
+	assert.Equal(t, int64(300_000), NewChunkSizer(DefaultMaxChunkSize).Next(0, 300_000), "a 300000-byte upload: the first chunk is all of it (the remainder is small)")
+	assert.Zero(t, NewChunkSizer(DefaultMaxChunkSize).Next(0, 0), "an empty upload")
+	assert.Equal(t, int64(ChunkAlign), NewChunkSizer(DefaultMaxChunkSize).Next(0, 600_000), "600000 bytes: the first chunk")
 }
 
 // Whatever happens, a chunk is aligned, within the bounds and never past the end.
@@ -319,9 +274,9 @@ func FuzzChunkSizer(f *testing.F) {
 			return
 		}
 		c := NewChunkSizer(maxSize)
-		if c.Max%ChunkAlign != 0 || c.Max <= 0 || c.Max > max(maxSize, ChunkAlign) {
-			t.Fatalf("max %d from %d", c.Max, maxSize)
-		}
+		require.Positive(t, c.Max, "max from %d", maxSize)
+		require.Zero(t, c.Max%ChunkAlign, "max %d from %d is not a multiple of 256 KiB", c.Max, maxSize)
+		require.LessOrEqual(t, c.Max, max(maxSize, ChunkAlign), "max from %d", maxSize)
 		off := int64(0)
 		for i, b := range script {
 			if total >= 0 && off >= total {
