@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,9 +224,7 @@ func parseCR(t *testing.T, cr string) (first, last int64) {
 	b, _, _ = strings.Cut(b, "/")
 	f, err1 := strconv.ParseInt(a, 10, 64)
 	l, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		t.Fatalf("Content-Range %q", cr)
-	}
+	require.True(t, ok && err1 == nil && err2 == nil, "Content-Range %q", cr)
 	return f, l
 }
 
@@ -317,9 +316,7 @@ func (n *simNet) upload(t *testing.T, links *Links, clock Clock, size int64) sim
 		},
 	}
 	u, err := New(n, &memSource{data: make([]byte, size)}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, run.err = u.Run(context.Background())
 	run.took = n.now() - run.began
 	run.resent = n.received - before - size
@@ -356,22 +353,17 @@ func TestLinkFortyTimesSlowerThanRemembered(t *testing.T) {
 				var links Links
 				clock := stdClock{origin: n.t0}
 				fast := n.upload(t, &links, clock, 20<<20)
-				if fast.err != nil {
-					t.Fatal(fast.err)
-				}
+				require.NoError(t, fast.err)
 				n.steps = []linkStep{{at: n.now(), rate: mbps(1), rtt: 40 * Millisecond}}
 				slow := n.upload(t, &links, clock, 1500_000)
 				t.Logf("fast: %v", fast)
 				t.Logf("slow: %v; first progress after %.2f s, longest gap %.2f s", slow, slow.firstMoveAfter(slow.began).Seconds(), slow.longestGapAfter(slow.began).Seconds())
-				if slow.err != nil {
-					t.Fatal(slow.err)
-				}
-				if d := slow.firstMoveAfter(slow.began); d < 0 || d > 3*Second {
-					t.Errorf("first progress after %.2f s, want within 3 s", d.Seconds())
-				}
-				if slow.retries > 0 || slow.cuts > 1 || slow.resent > 0 {
-					t.Errorf("%d retries, %d cut, %d bytes sent twice: want none, the probe cut at most", slow.retries, slow.cuts, slow.resent)
-				}
+				require.NoError(t, slow.err)
+				d := slow.firstMoveAfter(slow.began)
+				assert.True(t, d >= 0 && d <= 3*Second, "first progress after %.2f s, want within 3 s", d.Seconds())
+				assert.Zero(t, slow.retries, "retries")
+				assert.LessOrEqual(t, slow.cuts, 1, "requests cut: the probe at most")
+				assert.Zero(t, slow.resent, "bytes sent twice")
 			})
 		})
 	}
@@ -394,9 +386,7 @@ func TestSlowLinkAfterLoopback(t *testing.T) {
 					var links Links
 					clock := stdClock{origin: n.t0}
 					fast := n.upload(t, &links, clock, 100e6)
-					if fast.err != nil {
-						t.Fatal(fast.err)
-					}
+					require.NoError(t, fast.err)
 					rate, _, _ := links.For(testURL).hint(clock.Now())
 					n.steps = []linkStep{{at: n.now(), rate: kibs * 1024, rtt: 20 * Millisecond}}
 					const size = 12 << 20
@@ -404,22 +394,14 @@ func TestSlowLinkAfterLoopback(t *testing.T) {
 					first, gap := slow.firstMoveAfter(slow.began), slow.longestGapAfter(slow.began)
 					t.Logf("fast: %v; the rate remembered %.0f MB/s", fast, rate/1e6)
 					t.Logf("slow: %v; first progress after %.2f s, longest gap %.2f s", slow, first.Seconds(), gap.Seconds())
-					if slow.err != nil {
-						t.Fatal(slow.err)
+					require.NoError(t, slow.err)
+					assert.True(t, first >= 0 && first <= 3*Second, "first progress after %.2f s, want within 3 s", first.Seconds())
+					assert.LessOrEqual(t, gap.Seconds(), 3.0, "the longest gap, in s")
+					if !m.counted {
+						assert.Equal(t, int64(ChunkAlign), slow.chunks[0], "the first chunk: a 256 KiB probe")
 					}
-					if first < 0 || first > 3*Second || gap > 3*Second {
-						t.Errorf("first progress after %.2f s, the longest gap %.2f s: want both within 3 s", first.Seconds(), gap.Seconds())
-					}
-					if !m.counted && slow.chunks[0] != ChunkAlign {
-						t.Errorf("the first chunk %d bytes, want a 256 KiB probe", slow.chunks[0])
-					}
-					var largest int64
-					for _, c := range slow.chunks {
-						largest = max(largest, c)
-					}
-					if slow.retries > 0 || slow.resent > largest {
-						t.Errorf("%d retries, %d bytes sent twice: want none, a chunk at most", slow.retries, slow.resent)
-					}
+					assert.Zero(t, slow.retries, "retries")
+					assert.LessOrEqual(t, slow.resent, slices.Max(slow.chunks), "bytes sent twice: a chunk at most")
 				})
 			})
 		}
@@ -464,28 +446,25 @@ func TestLinkChangesMidUpload(t *testing.T) {
 						ideal := idealTime(tt.steps, tt.size)
 						t.Logf("%v; ideal %.1f s (%.2fx); after the change: first progress %.2f s, longest gap %.2f s",
 							run, ideal.Seconds(), run.took.Seconds()/ideal.Seconds(), run.firstMoveAfter(tt.change).Seconds(), run.longestGapAfter(tt.change).Seconds())
-						if run.err != nil {
-							t.Fatal(run.err)
+						require.NoError(t, run.err)
+						// Of a server that drops what arrived of a cut chunk (Google's keep it),
+						// only the upload's end is checked: it shows nothing until a chunk after
+						// the cut is answered (the cut, the link's queue before the status query,
+						// then 256 KiB at the slow rate), and the cut chunk is sent again.
+						if drop {
+							return
 						}
-						// A server that drops what arrived of a cut chunk (Google's keep it) shows
-						// nothing until a chunk after the cut is answered: the cut, the link's
-						// queue before the status query, then 256 KiB at the slow rate.
-						if d := run.firstMoveAfter(tt.change); tt.firstBy > 0 && (d < 0 || d > tt.firstBy) && !drop {
-							t.Errorf("first progress %.2f s after the change, want within %.1f s", d.Seconds(), tt.firstBy.Seconds())
+						if tt.firstBy > 0 {
+							d := run.firstMoveAfter(tt.change)
+							assert.True(t, d >= 0 && d <= tt.firstBy, "first progress %.2f s after the change, want within %.1f s", d.Seconds(), tt.firstBy.Seconds())
 						}
-						if g := run.longestGapAfter(tt.change); tt.gap > 0 && g > tt.gap && !drop {
-							t.Errorf("a gap of %.2f s after the change, want at most %.1f s", g.Seconds(), tt.gap.Seconds())
+						if tt.gap > 0 {
+							assert.LessOrEqual(t, run.longestGapAfter(tt.change).Seconds(), tt.gap.Seconds(), "the longest gap after the change, in s")
 						}
-						if r := run.took.Seconds() / ideal.Seconds(); tt.ideal > 0 && r > tt.ideal && !drop {
-							t.Errorf("took %.2fx the ideal, want at most %.2fx", r, tt.ideal)
+						if tt.ideal > 0 {
+							assert.LessOrEqual(t, run.took.Seconds()/ideal.Seconds(), tt.ideal, "the time, in times the ideal")
 						}
-						var largest int64
-						for _, c := range run.chunks {
-							largest = max(largest, c)
-						}
-						if run.resent > largest && !drop {
-							t.Errorf("%d bytes sent again, more than one chunk (%d)", run.resent, largest)
-						}
+						assert.LessOrEqual(t, run.resent, slices.Max(run.chunks), "bytes sent again: one chunk at most")
 					})
 				})
 			}
@@ -501,37 +480,32 @@ func TestOneRequestCutShortGoesResumable(t *testing.T) {
 		n := &simNet{t: t, t0: time.Now(), lead: 1 << 20, queue: simQueue, steps: []linkStep{{rate: mbps(400), rtt: 20 * Millisecond}}}
 		var links Links
 		clock := stdClock{origin: n.t0}
-		if fast := n.upload(t, &links, clock, 40<<20); fast.err != nil {
-			t.Fatal(fast.err)
-		}
+		require.NoError(t, n.upload(t, &links, clock, 40<<20).err)
 		n.steps = []linkStep{{at: n.now(), rate: mbps(1), rtt: 20 * Millisecond}}
 		slow := n.upload(t, &links, clock, 1000_000)
 		t.Logf("one request: %v; first progress after %.2f s", slow, slow.firstMoveAfter(slow.began).Seconds())
-		if slow.err != nil {
-			t.Fatal(slow.err)
+		require.NoError(t, slow.err)
+		if assert.GreaterOrEqual(t, len(slow.chunks), 3, "chunks: one request, then chunks") {
+			assert.Equal(t, int64(1000_000), slow.chunks[0], "one request of all of it first")
 		}
-		if slow.cuts != 1 || slow.retries != 0 || len(slow.chunks) < 3 || slow.chunks[0] != 1000_000 || slow.resent > 400_000 {
-			t.Errorf("want one request of all of it, cut short, then chunks; no retry")
-		}
-		if d := slow.firstMoveAfter(slow.began); d < 0 || d > 7*Second {
-			t.Errorf("first progress after %.2f s", d.Seconds())
-		}
+		assert.Equal(t, 1, slow.cuts, "requests cut: the one request")
+		assert.Zero(t, slow.retries, "retries")
+		assert.LessOrEqual(t, slow.resent, int64(400_000), "bytes sent again")
+		d := slow.firstMoveAfter(slow.began)
+		assert.True(t, d >= 0 && d <= 7*Second, "first progress after %.2f s, want within 7 s", d.Seconds())
 		// A file too large for one request, after a fast upload again: its probe, sized for a
 		// link up to 40 times slower, is cut short too, and the rest goes in chunks of the slow
 		// link.
 		n.steps = []linkStep{{at: n.now(), rate: mbps(400), rtt: 20 * Millisecond}}
-		if fast := n.upload(t, &links, clock, 40<<20); fast.err != nil {
-			t.Fatal(fast.err)
-		}
+		require.NoError(t, n.upload(t, &links, clock, 40<<20).err)
 		n.steps = []linkStep{{at: n.now(), rate: mbps(1), rtt: 20 * Millisecond}}
 		probed := n.upload(t, &links, clock, 6000_000)
 		t.Logf("probe: %v; first progress after %.2f s", probed, probed.firstMoveAfter(probed.began).Seconds())
-		if probed.err != nil || probed.cuts != 1 || probed.retries != 0 {
-			t.Errorf("want the probe cut short, no retry")
-		}
-		if d := probed.firstMoveAfter(probed.began); d < 0 || d > 4*Second {
-			t.Errorf("first progress after %.2f s", d.Seconds())
-		}
+		assert.NoError(t, probed.err)
+		assert.Equal(t, 1, probed.cuts, "requests cut: the probe")
+		assert.Zero(t, probed.retries, "retries")
+		d = probed.firstMoveAfter(probed.began)
+		assert.True(t, d >= 0 && d <= 4*Second, "first progress after %.2f s, want within 4 s", d.Seconds())
 	})
 }
 
@@ -547,15 +521,9 @@ func TestCountingFoundOnAFirstUpload(t *testing.T) {
 		var links Links
 		run := n.upload(t, &links, stdClock{origin: n.t0}, 8<<20+100_000)
 		t.Logf("%v; longest gap %.2f s", run, run.longestGapAfter(run.began).Seconds())
-		if run.err != nil {
-			t.Fatal(run.err)
-		}
-		if len(run.chunks) > 4 {
-			t.Errorf("%d chunks: want the long chunks of a counted body after at most two", len(run.chunks))
-		}
-		if g := run.longestGapAfter(run.began); g > Second {
-			t.Errorf("a gap of %.2f s, want under 1 s", g.Seconds())
-		}
+		require.NoError(t, run.err)
+		assert.LessOrEqual(t, len(run.chunks), 4, "chunks: the long chunks of a counted body after at most two")
+		assert.LessOrEqual(t, run.longestGapAfter(run.began).Seconds(), 1.0, "the longest gap, in s")
 	})
 }
 
@@ -608,21 +576,16 @@ func TestProgressReachesTheEndWithTheAnswer(t *testing.T) {
 		var links Links
 		clock := stdClock{origin: n.t0}
 		const size = 14 * ChunkAlign // ten seconds of the link
-		if first := n.upload(t, &links, clock, size); first.err != nil {
-			t.Fatal(first.err)
-		}
+		require.NoError(t, n.upload(t, &links, clock, size).err)
 		run := n.upload(t, &links, clock, size)
-		if run.err != nil {
-			t.Fatal(run.err)
-		}
+		require.NoError(t, run.err)
 		// The wait from the last move inside the chunk to the answer (the end), and the
 		// longest between two moves.
 		last := run.began + run.took - run.moves[len(run.moves)-1]
 		longest := run.longestGapAfter(run.moves[0])
 		t.Logf("%v; the last wait %.2f s, the longest %.2f s", run, last.Seconds(), longest.Seconds())
-		if last > 400*Millisecond || longest > 650*Millisecond {
-			t.Errorf("the last wait %.2f s, the longest %.2f s: want at most 0.4 s (two counts) and 0.65 s", last.Seconds(), longest.Seconds())
-		}
+		assert.LessOrEqual(t, last.Seconds(), 0.4, "the last wait, in s: two counts at most")
+		assert.LessOrEqual(t, longest.Seconds(), 0.65, "the longest wait, in s")
 	})
 }
 
@@ -633,18 +596,12 @@ func TestLateBoundNeverNone(t *testing.T) {
 	c := NewChunkSizer(DefaultMaxChunkSize)
 	c.rate, c.cost = 50e6, 20*Millisecond
 	r := &resumable{u: &Upload{sizer: c}}
-	if got := r.lateBound(4 << 20); got != cutFloor {
-		t.Errorf("4 MiB expected in %v: late after %v, want %v", c.Expect(4<<20), got, cutFloor)
-	}
+	assert.Equal(t, cutFloor, r.lateBound(4<<20), "4 MiB expected in %v", c.Expect(4<<20))
 	c.rate = 4e6
 	exp := c.Expect(4e6)
-	if got := r.lateBound(4e6); got != exp+cutMargin {
-		t.Errorf("4 MB expected in %v: late after %v, want %v", exp, got, exp+cutMargin)
-	}
+	assert.Equal(t, exp+cutMargin, r.lateBound(4e6), "4 MB expected in %v", exp)
 	exp = c.Expect(16e6)
-	if got := r.lateBound(16e6); got != exp+exp/4 {
-		t.Errorf("16 MB expected in %v: late after %v, want %v", exp, got, exp+exp/4)
-	}
+	assert.Equal(t, exp+exp/4, r.lateBound(16e6), "16 MB expected in %v", exp)
 }
 
 // Files sent in one request, side by side on a busy machine: each answer comes late by the
@@ -657,34 +614,22 @@ func TestOneRequestOnTimeKeepsTheRate(t *testing.T) {
 		n := &simNet{t: t, t0: time.Now(), lead: 1 << 20, steps: []linkStep{{rate: mbps(160), rtt: 20 * Millisecond}}}
 		var links Links
 		clock := stdClock{origin: n.t0}
-		if fast := n.upload(t, &links, clock, 40<<20); fast.err != nil {
-			t.Fatal(fast.err)
-		}
+		require.NoError(t, n.upload(t, &links, clock, 40<<20).err)
 		whole := func(size int64) bool {
 			t.Helper()
 			before := n.sessions
 			r := n.upload(t, &links, clock, size)
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
+			require.NoError(t, r.err)
 			return n.sessions == before && r.cuts == 0
 		}
 		n.wait = 150 * Millisecond
 		for i := range 4 {
-			if !whole(1000_000) {
-				t.Fatalf("busy machine: 1 MB file %d not sent whole", i)
-			}
+			require.True(t, whole(1000_000), "busy machine: 1 MB file %d sent whole", i)
 		}
-		if !whole(4500_000) {
-			t.Error("busy machine: after four 1 MB files answered on time, 4.5 MB not sent whole")
-		}
+		assert.True(t, whole(4500_000), "busy machine: after four 1 MB files answered on time, 4.5 MB sent whole")
 		n.wait = 0
 		n.steps = []linkStep{{at: n.now(), rate: mbps(16), rtt: 20 * Millisecond}}
-		if !whole(1000_000) {
-			t.Fatal("10x slower: a 1 MB file not sent whole (its bound was 5 MB)")
-		}
-		if whole(4500_000) {
-			t.Error("10x slower: after a 1 MB file answered 0.45 s late, 4.5 MB still sent whole")
-		}
+		require.True(t, whole(1000_000), "10x slower: a 1 MB file sent whole (its bound was 5 MB)")
+		assert.False(t, whole(4500_000), "10x slower: after a 1 MB file answered 0.45 s late, 4.5 MB still sent whole")
 	})
 }
