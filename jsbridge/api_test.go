@@ -60,16 +60,29 @@ func resumable(faults string) js.Value {
 // ended waits for the upload id's "done" or "fail" report and returns it.
 func ended(t *testing.T, h js.Value, id int) js.Value {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if e := eventsOf(h, id, "done", "fail"); len(e) > 0 {
-			return e[0]
+	var end js.Value
+	require.Eventually(t, func() bool {
+		e := eventsOf(h, id, "done", "fail")
+		if len(e) > 0 {
+			end = e[0]
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the upload never ended")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return len(e) > 0
+	}, 30*time.Second, 5*time.Millisecond, "the upload never ended")
+	return end
+}
+
+// requireDone checks that the report end is "done".
+func requireDone(t *testing.T, end js.Value) {
+	t.Helper()
+	require.Equal(t, "done", end.Get("type").String(), "end: %s", jsonOf(end))
+}
+
+// requireFail checks that the report end is a "fail" of code whose message holds part.
+func requireFail(t *testing.T, end js.Value, code, part string) {
+	t.Helper()
+	require.Equal(t, "fail", end.Get("type").String(), "end: %s", jsonOf(end))
+	require.Equal(t, code, end.Get("code").String(), "end: %s", jsonOf(end))
+	require.Contains(t, end.Get("message").String(), part)
 }
 
 // eventsOf returns the reports {id, type, ...fields} of upload id whose type is one of types.
@@ -107,12 +120,8 @@ func sendsOf(h js.Value, id int) []js.Value {
 func letGo(t *testing.T, h js.Value, base int64) {
 	t.Helper()
 	settleFuncs(t, base)
-	if n := h.Get("size").Int(); n != 0 {
-		t.Errorf("%d host entries still open", n)
-	}
-	if n := h.Get("pending").Int(); n != 0 {
-		t.Errorf("%d host callbacks pending", n)
-	}
+	assert.Zero(t, h.Get("size").Int(), "host entries still open")
+	assert.Zero(t, h.Get("pending").Int(), "host callbacks pending")
 }
 
 func object(kv ...any) js.Value {
@@ -123,6 +132,9 @@ func object(kv ...any) js.Value {
 	return o
 }
 
+// jsonOf is v in JSON, for a failure's message.
+func jsonOf(v js.Value) string { return js.Global().Get("JSON").Call("stringify", v).String() }
+
 func TestAPIUpload(t *testing.T) {
 	base := liveFuncs.Load()
 	h := fakeHost(t, resumable(""))
@@ -132,44 +144,41 @@ func TestAPIUpload(t *testing.T) {
 		  headers: {Authorization: "Bearer t0"}, getHeaders: true, unknownOption: 1,
 		  retry: {retries: 2, initialDelayMs: 10, maxDelayMs: 100, jitterMs: 0}}`)
 	end := ended(t, h, id)
-	if end.Get("type").String() != "done" {
-		t.Fatalf("failed: %s: %s", end.Get("code").String(), end.Get("message").String())
-	}
-	if end.Get("status").Int() != 200 || !strings.Contains(end.Get("body").String(), `"name":"x"`) || end.Get("sessionURL").String() != "https://up.example/s?upload_id=1" {
-		t.Fatalf("done: %v", js.Global().Get("JSON").Call("stringify", end))
-	}
+	requireDone(t, end)
+	const session = "https://up.example/s?upload_id=1"
+	assert.Equal(t, 200, end.Get("status").Int(), "done: status")
+	assert.Contains(t, end.Get("body").String(), `"name":"x"`, "done: body")
+	assert.Equal(t, session, end.Get("sessionURL").String(), "done: sessionURL")
 	sends := sendsOf(h, id)
-	if len(sends) != 4 {
-		t.Fatalf("%d sends, want the session start and 3 chunks", len(sends))
-	}
+	require.Len(t, sends, 4, "the session start and 3 chunks: %s", jsonOf(h.Get("sends")))
 	post := sends[0]
-	if post.Get("method").String() != "POST" || post.Get("pre").String() != `{"name":"x"}` || post.Get("start").Int() != -1 ||
-		post.Get("session").Bool() || post.Get("headers").Get("authorization").String() != "Bearer t1" {
-		t.Errorf("session start: %v", js.Global().Get("JSON").Call("stringify", post))
-	}
+	assert.Equal(t, "POST", post.Get("method").String(), "session start")
+	assert.Equal(t, `{"name":"x"}`, post.Get("pre").String(), "session start: pre")
+	assert.Equal(t, -1, post.Get("start").Int(), "session start: start")
+	assert.False(t, post.Get("session").Bool(), "session start: to the session")
+	assert.Equal(t, "Bearer t1", post.Get("headers").Get("authorization").String(), "session start: authorization")
 	for i, want := range [][2]int{{0, 262144}, {262144, 524288}, {524288, len(data)}} {
 		c := sends[i+1]
-		if c.Get("method").String() != "PUT" || c.Get("url").String() != "https://up.example/s?upload_id=1" ||
-			c.Get("start").Int() != want[0] || c.Get("end").Int() != want[1] || c.Get("pre").String() != "" ||
-			!c.Get("session").Bool() || c.Get("headers").Get("authorization").String() != "Bearer t1" ||
-			c.Get("headers").Get("x-guploader-no-308").String() != "yes" {
-			t.Errorf("chunk %d: %v", i, js.Global().Get("JSON").Call("stringify", c))
-		}
+		assert.Equal(t, "PUT", c.Get("method").String(), "chunk %d", i)
+		assert.Equal(t, session, c.Get("url").String(), "chunk %d: url", i)
+		assert.Equal(t, want[0], c.Get("start").Int(), "chunk %d: start", i)
+		assert.Equal(t, want[1], c.Get("end").Int(), "chunk %d: end", i)
+		assert.Empty(t, c.Get("pre").String(), "chunk %d: pre", i)
+		assert.True(t, c.Get("session").Bool(), "chunk %d: to the session", i)
+		assert.Equal(t, "Bearer t1", c.Get("headers").Get("authorization").String(), "chunk %d: authorization", i)
+		assert.Equal(t, "yes", c.Get("headers").Get("x-guploader-no-308").String(), "chunk %d: x-guploader-no-308", i)
 	}
 	states := eventsOf(h, id, "state")
-	if len(states) < 2 || states[len(states)-1].Get("state").String() != "done" {
-		t.Errorf("states: %d, last %v", len(states), states)
-	}
+	require.GreaterOrEqual(t, len(states), 2, "states told")
+	assert.Equal(t, "done", states[len(states)-1].Get("state").String(), "the last state")
 	prog := eventsOf(h, id, "progress")
-	if last := prog[len(prog)-1]; last.Get("loaded").Int() != len(data) || last.Get("total").Int() != len(data) {
-		t.Errorf("last progress: %v", js.Global().Get("JSON").Call("stringify", last))
-	}
-	if n := len(eventsOf(h, id, "request")); n != 4 {
-		t.Errorf("%d requests told, want 4", n)
-	}
-	if s := eventsOf(h, id, "session"); len(s) != 1 || s[0].Get("url").String() != "https://up.example/s?upload_id=1" {
-		t.Errorf("session: %v", s)
-	}
+	last := prog[len(prog)-1]
+	assert.Equal(t, len(data), last.Get("loaded").Int(), "the last progress: loaded")
+	assert.Equal(t, len(data), last.Get("total").Int(), "the last progress: total")
+	assert.Len(t, eventsOf(h, id, "request"), 4, "requests told")
+	s := eventsOf(h, id, "session")
+	require.Len(t, s, 1, "sessions told")
+	assert.Equal(t, session, s[0].Get("url").String(), "the session told")
 	// An id that has ended does nothing.
 	api.Call("pause", id)
 	api.Call("abort", id)
@@ -180,15 +189,14 @@ func TestAPIMultipartBody(t *testing.T) {
 	base := liveFuncs.Load()
 	h := fakeHost(t, jsFunc(`return () => ({ kind: "ok", status: 200, body: "{}" })`).Invoke())
 	id := start(h, blobOf([]byte("hello"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "multipart", metadata: {name: "é"}}`)
-	if end := ended(t, h, id); end.Get("type").String() != "done" {
-		t.Fatalf("failed: %s", end.Get("message").String())
-	}
+	requireDone(t, ended(t, h, id))
 	c := sendsOf(h, id)[0]
-	pre, post := c.Get("pre").String(), c.Get("post").String()
-	if !strings.Contains(pre, `{"name":"é"}`) || !strings.HasPrefix(post, "\r\n--") || c.Get("start").Int() != 0 || c.Get("end").Int() != 5 ||
-		!strings.HasPrefix(c.Get("headers").Get("content-type").String(), "multipart/related; boundary=") {
-		t.Fatalf("multipart: %v", js.Global().Get("JSON").Call("stringify", c))
-	}
+	pre, post, ct := c.Get("pre").String(), c.Get("post").String(), c.Get("headers").Get("content-type").String()
+	assert.Contains(t, pre, `{"name":"é"}`, "the part before the file")
+	assert.True(t, strings.HasPrefix(post, "\r\n--"), "the part after the file: %q", post)
+	assert.Equal(t, 0, c.Get("start").Int(), "the file's start")
+	assert.Equal(t, 5, c.Get("end").Int(), "the file's end")
+	assert.True(t, strings.HasPrefix(ct, "multipart/related; boundary="), "content-type %q", ct)
 	letGo(t, h, base)
 }
 
@@ -197,25 +205,15 @@ func TestAPIAbort(t *testing.T) {
 	// The chunk is never answered: only the abort ends it.
 	h := fakeHost(t, resumable(`(c) => c.method === "PUT" ? "hang" : null`))
 	id := start(h, bigBlob(64), js.Null(), `{url: "https://up.example/u", chunkSize: 0}`)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(sendsOf(h, id)) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("no chunk sent")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return len(sendsOf(h, id)) >= 2 }, 10*time.Second, 5*time.Millisecond, "no chunk sent")
 	t0 := time.Now()
 	api.Call("abort", id)
 	end := ended(t, h, id)
-	if d := time.Since(t0); d > 2*time.Second {
-		t.Errorf("abort took %v", d)
-	}
-	if end.Get("type").String() != "fail" || end.Get("code").String() != "aborted" {
-		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
-	}
-	if a := h.Get("aborts"); a.Length() != 1 || a.Index(0).Int() != id {
-		t.Errorf("host.abort calls: %v", js.Global().Get("JSON").Call("stringify", a))
-	}
+	assert.LessOrEqual(t, time.Since(t0), 2*time.Second, "the abort's time")
+	requireFail(t, end, "aborted", "")
+	a := h.Get("aborts")
+	require.Equal(t, 1, a.Length(), "host.abort calls: %s", jsonOf(a))
+	assert.Equal(t, id, a.Index(0).Int(), "host.abort calls: %s", jsonOf(a))
 	letGo(t, h, base)
 }
 
@@ -225,20 +223,14 @@ func TestAPIPauseResume(t *testing.T) {
 	id := start(h, blobOf(randomBytes(4*262144), ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144}`)
 	api.Call("pause", id)
 	time.Sleep(100 * time.Millisecond)
-	if len(eventsOf(h, id, "done", "fail")) != 0 {
-		t.Fatal("ended while paused")
-	}
+	require.Empty(t, eventsOf(h, id, "done", "fail"), "ended while paused")
 	api.Call("resume", id)
-	if end := ended(t, h, id); end.Get("type").String() != "done" {
-		t.Fatalf("failed: %s", end.Get("message").String())
-	}
-	sawPaused := false
+	requireDone(t, ended(t, h, id))
+	var states []string
 	for _, s := range eventsOf(h, id, "state") {
-		sawPaused = sawPaused || s.Get("state").String() == "paused"
+		states = append(states, s.Get("state").String())
 	}
-	if !sawPaused {
-		t.Error("no paused state told")
-	}
+	assert.Contains(t, states, "paused", "the states told")
 	letGo(t, h, base)
 }
 
@@ -248,10 +240,10 @@ func TestAPIHTTPErrorFailure(t *testing.T) {
 	id := start(h, blobOf([]byte("x"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "media"}`)
 	end := ended(t, h, id)
 	// fail: code, message, status, responseText, sessionURL
-	if end.Get("type").String() != "fail" || end.Get("code").String() != "http_error" || end.Get("status").Int() != 404 ||
-		end.Get("responseText").String() != "no such bucket" || end.Get("sessionURL").String() != "" {
-		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
-	}
+	requireFail(t, end, "http_error", "")
+	assert.Equal(t, 404, end.Get("status").Int(), "status")
+	assert.Equal(t, "no such bucket", end.Get("responseText").String(), "responseText")
+	assert.Empty(t, end.Get("sessionURL").String(), "sessionURL")
 	letGo(t, h, base)
 }
 
@@ -262,13 +254,12 @@ func TestAPIRedirectIsAProtocolError(t *testing.T) {
 	h := fakeHost(t, resumable(`(c) => c.method !== "PUT" ? null : c.start >= 0 ? { kind: "fetch", name: "TypeError", message: "Failed to fetch" } : { kind: "redirect", followed: true }`))
 	id := start(h, blobOf(randomBytes(1000), ""), js.Null(), `{url: "https://up.example/u", uploadType: "resumable", retry: {initialDelayMs: 1, jitterMs: 0}}`)
 	end := ended(t, h, id)
-	if end.Get("type").String() != "fail" || end.Get("code").String() != "protocol_error" || !strings.Contains(end.Get("message").String(), "Location") {
-		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
-	}
+	requireFail(t, end, "protocol_error", "Location")
 	sends := sendsOf(h, id)
-	if len(sends) != 3 || !sends[1].Get("session").Bool() || !sends[2].Get("session").Bool() || sends[2].Get("start").Int() != -1 {
-		t.Fatalf("sends: %v", js.Global().Get("JSON").Call("stringify", h.Get("sends")))
-	}
+	require.Len(t, sends, 3, "sends: %s", jsonOf(h.Get("sends")))
+	assert.True(t, sends[1].Get("session").Bool(), "the chunk, to the session: %s", jsonOf(sends[1]))
+	assert.True(t, sends[2].Get("session").Bool(), "the status query, to the session: %s", jsonOf(sends[2]))
+	assert.Equal(t, -1, sends[2].Get("start").Int(), "a status query: %s", jsonOf(sends[2]))
 	letGo(t, h, base)
 }
 
@@ -278,20 +269,14 @@ func TestAPIHiddenAnswerAsksAtOnce(t *testing.T) {
 	base := liveFuncs.Load()
 	h := fakeHost(t, resumable(`(c) => c.method === "PUT" && c.start >= 0 && c.end < 3 * 262144 ? (held = c.end, { kind: "hidden" }) : null`))
 	id := start(h, blobOf(randomBytes(3*262144), ""), js.Null(), `{url: "https://up.example/u", chunkSize: 262144}`)
-	if end := ended(t, h, id); end.Get("type").String() != "done" {
-		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
-	}
+	requireDone(t, ended(t, h, id))
 	var got []string
 	for _, s := range sendsOf(h, id) {
 		got = append(got, s.Get("headers").Get("content-range").String())
 	}
 	want := []string{"<undefined>", "bytes 0-262143/786432", "bytes */786432", "bytes 262144-524287/786432", "bytes */786432", "bytes 524288-786431/786432"}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("requests %q, want %q", got, want)
-	}
-	if r := eventsOf(h, id, "retry"); len(r) != 0 {
-		t.Fatalf("%d retries, want none", len(r))
-	}
+	assert.Equal(t, want, got, "the requests' Content-Range")
+	assert.Empty(t, eventsOf(h, id, "retry"), "retries")
 	letGo(t, h, base)
 }
 
@@ -301,12 +286,8 @@ func TestAPIGetHeadersRejects(t *testing.T) {
 	id := start(h, blobOf([]byte("x"), ""), jsFunc("return Promise.reject(new Error('no token'))"), `{url: "https://up.example/u", getHeaders: true}`)
 	end := ended(t, h, id)
 	// A getHeaders that failed is an auth_error (docs/api.md), its message kept.
-	if end.Get("type").String() != "fail" || end.Get("code").String() != "auth_error" || !strings.Contains(end.Get("message").String(), "no token") {
-		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
-	}
-	if n := len(sendsOf(h, id)); n != 0 {
-		t.Errorf("%d requests sent", n)
-	}
+	requireFail(t, end, "auth_error", "no token")
+	assert.Empty(t, sendsOf(h, id), "requests sent")
 	letGo(t, h, base)
 }
 
@@ -317,13 +298,9 @@ func TestUploadKeepsGoMemorySmall(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	id := start(h, bigBlob(256), js.Null(), `{url: "https://up.example/u"}`)
-	if end := ended(t, h, id); end.Get("type").String() != "done" {
-		t.Fatalf("failed: %s", end.Get("message").String())
-	}
+	requireDone(t, ended(t, h, id))
 	runtime.ReadMemStats(&after)
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
-		t.Fatalf("a 256 MiB upload allocated %d bytes in Go", grew)
-	}
+	assert.LessOrEqual(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "bytes a 256 MiB upload allocated in Go")
 }
 
 // With a checksum, the host is asked to hash the source as the upload starts (host.hash), and
@@ -348,28 +325,24 @@ func TestAPIChecksum(t *testing.T) {
 				strconv.Itoa(len(data))+` ? { kind: "ok", status: 200, body: '{"crc32c":"`+crc+`","md5Hash":"MMMM"}' } : null`))
 			h.Set("sums", js.Global().Get("JSON").Call("parse", `{"crc32c":"`+crc+`","md5":"MMMM"}`))
 			id := start(h, blobOf(data, ""), js.Null(), tt.options)
-			if end := ended(t, h, id); end.Get("type").String() != "done" {
-				t.Fatalf("failed: %s: %s", end.Get("code").String(), end.Get("message").String())
-			}
+			requireDone(t, ended(t, h, id))
 			hashes, digests := h.Get("hashes"), h.Get("digests")
 			if tt.kinds == "" {
-				if hashes.Length() != 0 || digests.Length() != 0 {
-					t.Fatalf("hashed without a checksum: %v %v", js.Global().Get("JSON").Call("stringify", hashes), js.Global().Get("JSON").Call("stringify", digests))
-				}
-			} else if hashes.Length() != 1 || hashes.Index(0).Get("kinds").String() != tt.kinds ||
-				digests.Length() == 0 || digests.Index(0).Get("n").Int() != len(data) {
-				t.Fatalf("hashes %v, digests %v: want one hash of %s and digests of %d bytes", js.Global().Get("JSON").Call("stringify", hashes),
-					js.Global().Get("JSON").Call("stringify", digests), tt.kinds, len(data))
+				require.Zero(t, hashes.Length(), "hashed without a checksum: %s", jsonOf(hashes))
+				require.Zero(t, digests.Length(), "hashed without a checksum: %s", jsonOf(digests))
+			} else {
+				require.Equal(t, 1, hashes.Length(), "hashes: %s", jsonOf(hashes))
+				require.Equal(t, tt.kinds, hashes.Index(0).Get("kinds").String(), "the hash's kinds")
+				require.NotZero(t, digests.Length(), "digests")
+				require.Equal(t, len(data), digests.Index(0).Get("n").Int(), "the first digest's bytes: %s", jsonOf(digests))
 			}
 			sends := sendsOf(h, id)
 			for i, s := range sends {
 				got := s.Get("headers").Get("x-goog-hash")
-				if want := tt.header; i < len(sends)-1 || want == "" {
-					if !got.IsUndefined() {
-						t.Errorf("request %d states X-Goog-Hash %v", i, got)
-					}
-				} else if got.String() != want {
-					t.Errorf("X-Goog-Hash %v, want %q", got, want)
+				if i < len(sends)-1 || tt.header == "" {
+					assert.True(t, got.IsUndefined(), "request %d states X-Goog-Hash %v", i, got)
+				} else {
+					assert.Equal(t, tt.header, got.String(), "the last request's X-Goog-Hash")
 				}
 			}
 			letGo(t, h, base)
@@ -384,30 +357,19 @@ func TestAPIMalformedAnswerIsFinal(t *testing.T) {
 	h := fakeHost(t, jsFunc(`return () => "ok\n2x0\n\n\n\n\n"`).Invoke())
 	id := start(h, blobOf([]byte("x"), ""), js.Null(), `{url: "https://up.example/u", uploadType: "media", retry: {initialDelayMs: 1, jitterMs: 0}}`)
 	end := ended(t, h, id)
-	if end.Get("type").String() != "fail" || end.Get("code").String() != "protocol_error" || !strings.Contains(end.Get("message").String(), "malformed") {
-		t.Fatalf("end: %v", js.Global().Get("JSON").Call("stringify", end))
-	}
-	if n := len(sendsOf(h, id)); n != 1 {
-		t.Fatalf("%d requests, want 1 (no retry)", n)
-	}
+	requireFail(t, end, "protocol_error", "malformed")
+	assert.Len(t, sendsOf(h, id), 1, "requests: no retry")
 	letGo(t, h, base)
 }
 
 // TestSendAnswer reads host.send's "ok" answer, one string (host.js): the fields as lines, the
 // body the rest, line breaks and all; a string of another shape is a bad answer, not a status.
 func TestSendAnswer(t *testing.T) {
-	got := sendAnswer("ok\n200\nbytes=0-9\n\n308\n\n{\n\"a\": 1\n}")
-	want := answer{kind: "ok", status: 200, rng: "bytes=0-9", over: "308", body: "{\n\"a\": 1\n}"}
-	if got.kind != want.kind || got.status != want.status || got.rng != want.rng || got.loc != "" || got.over != want.over || got.after != "" || got.body != want.body {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	if got := sendAnswer("ok\n404\n\n\n\n\n"); got.kind != "ok" || got.status != 404 || got.body != "" {
-		t.Errorf("an empty body: got %+v", got)
-	}
+	assert.Equal(t, answer{kind: "ok", status: 200, rng: "bytes=0-9", over: "308", body: "{\n\"a\": 1\n}"},
+		sendAnswer("ok\n200\nbytes=0-9\n\n308\n\n{\n\"a\": 1\n}"))
+	assert.Equal(t, answer{kind: "ok", status: 404}, sendAnswer("ok\n404\n\n\n\n\n"), "an empty body")
 	for _, s := range []string{"", "ok", "ok\n200\n\n\n\n", "fine\n200\n\n\n\n\n", "ok\n2x0\n\n\n\n\n", "ok\n20\n\n\n\n\n", "ok\n2000\n\n\n\n\n"} {
-		if got := sendAnswer(s); got.kind != "bad" {
-			t.Errorf("%q: got %+v, want a bad answer", s, got)
-		}
+		assert.Equal(t, "bad", sendAnswer(s).kind, "%q", s)
 	}
 }
 
