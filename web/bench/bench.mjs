@@ -53,6 +53,8 @@ const FILES_RUNS = Number(process.env.BENCH_FILES_RUNS ?? 5);
 const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 5);
 // BENCH_ONLY=loopback, links, changes, bodies, drain, streams, busy, engines, files, hashing, sessions, ask or input runs that part alone
 // (sessions: ask too).
+// BENCH_PAGE_MODE=1 loads the module on the page ({ worker: false }) instead of in its Worker;
+// BENCH_CHUNK=N runs only the fixed-chunk case of N bytes (262144, 1048576 or 8388608).
 const ONLY = process.env.BENCH_ONLY ?? "";
 const CASES = [
   { chunk: 8 * MiB, size: 256 * MiB },
@@ -258,7 +260,7 @@ try {
     <script type="module">
       import { load } from "/dist/mediaupload.js";
       (${BLOBS})(); (${PAGE_CODE})();
-      window.mu = await load();
+      window.mu = await load(${process.env.BENCH_PAGE_MODE ? "{ worker: false }" : ""});
       window.ready = true;
     </script>`);
   const page = await env.openPage("/bench.html");
@@ -321,7 +323,7 @@ try {
         `${failed.drained} of ${RUNS} drained`,
     );
   }
-  for (const { chunk, size } of ONLY === "" || ONLY === "loopback" ? CASES : []) {
+  for (const { chunk, size } of ONLY === "" || ONLY === "loopback" ? CASES.filter((c) => !process.env.BENCH_CHUNK || c.chunk === Number(process.env.BENCH_CHUNK)) : []) {
     await page.evaluate((s) => window.makeBlob(s), size);
     const t = { plain: [], module: [], whole: [], goloop: [] };
     const runs = {
